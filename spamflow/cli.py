@@ -1,0 +1,161 @@
+"""The ``spamflow`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import spamflow
+from spamflow.errors import ConfigError, SpamflowError
+
+DESCRIPTION = """\
+spamflow finds web spam in crawls.  It reads WARC files (or generates a demo web),
+parses every HTML response into a Parquet page table, and runs the detectors selected
+in a YAML config as a Luigi DAG.  Every run writes <workdir>/run.json, which names every
+output.  Start with `spamflow demo`; see docs/config.md for the config file.
+"""
+
+EPILOG = """\
+examples:
+  spamflow demo --workdir /tmp/spamflow-demo     generate the demo web and run on it
+  spamflow validate -c configs/example.yaml      check a config without running
+  spamflow run -c configs/example.yaml           run (re-runs skip finished stages)
+  spamflow run -c my.yaml --scheduler-host 127.0.0.1 --scheduler-port 8082
+                                                 run through a central luigid
+  spamflow detectors                             what can go under detectors:
+"""
+
+
+def _add_run_options(p: argparse.ArgumentParser, workdir_help: str) -> None:
+    p.add_argument("--workdir", help=workdir_help)
+    p.add_argument("--workers", type=int, help="processes per stage (default: the config's workers, 1)")
+    p.add_argument("--strict", action="store_true", default=None,
+                   help="stop at the first bad record instead of counting it in run.json")
+    p.add_argument("--scheduler-host", help="central luigid host (default: the config's, else a local scheduler)")
+    p.add_argument("--scheduler-port", type=int, help="central luigid port (default 8082)")
+    p.add_argument("--local-scheduler", action="store_true", help="use Luigi's local scheduler even if the config names a luigid")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spamflow", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"spamflow {spamflow.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("run", help="run the DAG of a config", description=(
+        "Run every stage of the config's DAG that is not already complete, then write "
+        "<workdir>/run.json.  Exits 0 only if Luigi reports success."))
+    p.add_argument("-c", "--config", required=True, help="YAML config file")
+    _add_run_options(p, "override the config's workdir (outputs and run.json go here)")
+
+    p = sub.add_parser("demo", help="generate the bundled demo web and run on it", description=(
+        "The same as `spamflow run -c configs/demo.yaml`, with the config shipped in the package: "
+        "needs no data beyond the installed package."))
+    _add_run_options(p, "where to write (default: ./spamflow-demo)")
+    p.set_defaults(config=None, workdir="spamflow-demo")
+
+    p = sub.add_parser("validate", help="check a config and show the stages it would run",
+                       description="Validate a config: schema, detector names and parameters, input files.")
+    p.add_argument("-c", "--config", required=True, help="YAML config file")
+
+    for name, what in (("plugins", "loaded plugins: name, version, origin, hooks"),
+                       ("detectors", "registered detectors: name, plugin, version, parameter schema")):
+        p = sub.add_parser(name, help=f"list {what}", description=f"List {what}.")
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def demo_config_path() -> Path:
+    return Path(str(resources.files("spamflow") / "configs" / "demo.yaml"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except ConfigError as exc:
+        print(f"spamflow: config error: {exc}", file=sys.stderr)
+        return 2
+    except SpamflowError as exc:
+        print(f"spamflow: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from spamflow.plugins import get_plugins
+
+    plugins = get_plugins()
+    if args.command == "plugins":
+        rows = [vars(p) | {"hooks": list(p.hooks)} for p in plugins.plugins()]
+        _print_rows(rows, args.json, ("name", "version", "origin", "hooks"))
+        return 0
+    if args.command == "detectors":
+        rows = [{"name": d.name, "plugin": d.plugin, "version": d.cls.version, "requires": list(d.cls.requires),
+                 "description": d.cls.description, "params": d.cls.param_schema()} for d in plugins.detectors.infos()]
+        _print_rows(rows, args.json, ("name", "plugin", "version", "requires", "description", "params"))
+        return 0
+
+    from spamflow.config import load_config
+    from spamflow.plan import plan_run
+
+    config_path = args.config or demo_config_path()
+    config = load_config(config_path, plugins, workdir=getattr(args, "workdir", None))
+    if args.command == "validate":
+        plan = plan_run(config, plugins)
+        print(f"{config_path}: ok")
+        print(f"workdir: {config.workdir}")
+        for name, stage in plan.items():
+            print(f"  {name:<12} {stage.signature}  params={json.dumps(stage.params)[:100]}")
+        return 0
+    return _run(args, config, plugins)
+
+
+def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
+    from spamflow.detector import RunSettings
+    from spamflow_workflows import run_pipeline
+
+    model = config.model
+    settings = RunSettings(runner=model.mapreduce.runner, workers=args.workers or model.workers,
+                           strict=model.strict if args.strict is None else args.strict,
+                           progress=not args.no_progress)
+    host = None if args.local_scheduler else (args.scheduler_host or model.scheduler.host)
+    port = args.scheduler_port or model.scheduler.port
+    outcome = run_pipeline(config, plugins, settings, scheduler_host=host, scheduler_port=port)
+    manifest = json.loads(outcome.manifest.read_text())
+    for name, stage in manifest["stages"].items():
+        state = ("ran" if stage.get("ran_now") else "cached") if stage.get("complete") else "NOT DONE"
+        counts = ", ".join(f"{k}={v}" for k, v in list(stage.get("counts", {}).items())[:6])
+        print(f"  {name:<12} {state:<8} {counts}")
+    print(f"run.json: {outcome.manifest}")
+    if not outcome.ok:
+        print(f"spamflow: run failed (Luigi status {outcome.status})\n{outcome.summary}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_rows(rows: list[dict[str, Any]], as_json: bool, columns: tuple[str, ...]) -> None:
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return
+    if not rows:
+        print("(none)")
+    for row in rows:
+        print(row[columns[0]])
+        for col in columns[1:]:
+            value = row[col]
+            if col == "params":
+                props = value.get("properties", {})
+                value = ", ".join(f"{k}: {v.get('type', v.get('anyOf', '?'))} = {v.get('default', 'required')}"
+                                  for k, v in props.items()) or "(no parameters)"
+            elif isinstance(value, list):
+                value = ", ".join(map(str, value)) or "-"
+            print(f"  {col}: {value}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

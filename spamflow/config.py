@@ -1,0 +1,284 @@
+"""The YAML config: schema, validation and error messages that name file, line, key and fix.
+
+The schema is strict: unknown keys, wrong types and values outside a fixed set are errors
+raised before anything runs.  Relative paths are taken relative to the config file.
+``docs/config.md`` is the reference; a test checks that it names every key.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import re
+import shutil
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from spamflow.errors import ConfigError
+from spamflow.plugins import SpamflowPlugins
+
+Runner = Literal["inline", "local", "spark", "hadoop", "emr"]
+RUNNERS: tuple[str, ...] = typing.get_args(Runner)
+CORE_STAGES: tuple[str, ...] = ("ingest", "parse")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class DemoInput(_Section):
+    """Generate the bundled synthetic web (``spamflow.demo``) and use its WARC files."""
+
+    seed: int = 0
+
+
+class InputSection(_Section):
+    """Exactly one source of pages: ``warc`` files, the ``demo`` web, or a ``crawl``."""
+
+    warc: list[str] | dict[str, list[str]] | None = None
+    snapshot: str | None = None
+    demo: DemoInput | None = None
+    crawl: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "InputSection":
+        given = [k for k in ("warc", "demo", "crawl") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of warc, demo, crawl (got {given or 'none'})")
+        if self.snapshot is not None and not isinstance(self.warc, list):
+            raise ValueError("snapshot goes with a list of warc globs; with a mapping the keys are the snapshots")
+        labels = list(self.warc) if isinstance(self.warc, dict) else [self.snapshot] if self.snapshot else []
+        for label in labels:
+            if not _LABEL.match(label):
+                raise ValueError(f"snapshot label {label!r} must match {_LABEL.pattern} (it names folders)")
+        return self
+
+
+class MapReduceSection(_Section):
+    """Where mrjob stages run.  Not part of any output's identity: switching redoes nothing."""
+
+    runner: Runner = "inline"
+
+
+class SchedulerSection(_Section):
+    """Luigi scheduler: local (default) or a central ``luigid`` at host:port."""
+
+    host: str | None = None
+    port: int = Field(8082, ge=1, le=65535)
+
+
+class ParseSection(_Section):
+    """How WARC records become page rows."""
+
+    max_bytes: int = Field(5_000_000, ge=1024)
+    """HTML bodies longer than this are parsed up to this many bytes and counted as truncated."""
+
+
+class ConfigModel(_Section):
+    workdir: str
+    input: InputSection
+    mapreduce: MapReduceSection = MapReduceSection()
+    scheduler: SchedulerSection = SchedulerSection()
+    workers: int = Field(1, ge=1)
+    strict: bool = False
+    parse: ParseSection = ParseSection()
+    detectors: dict[str, Union[dict[str, Any], bool, None]] = {}
+
+    @field_validator("workdir")
+    @classmethod
+    def _nonempty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("workdir must not be empty")
+        return v
+
+
+@dataclass
+class Config:
+    """A validated config with paths resolved and detector parameters typed."""
+
+    path: Path | None
+    model: ConfigModel
+    workdir: Path
+    detectors: dict[str, BaseModel] = field(default_factory=dict)  # enabled ones, config order
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+    def warc_globs(self) -> dict[str | None, list[str]]:
+        """Absolute globs by snapshot label (None: take the label from the WARC date)."""
+        warc = self.model.input.warc
+        if warc is None:
+            return {}
+        by_label = warc if isinstance(warc, dict) else {self.model.input.snapshot: warc}
+        return {label: [str(self.base_dir / g) for g in globs] for label, globs in by_label.items()}
+
+    def warc_files(self) -> dict[str | None, list[Path]]:
+        """Resolve globs now; a glob that matches nothing is a config error."""
+        out: dict[str | None, list[Path]] = {}
+        for label, patterns in self.warc_globs().items():
+            files: list[Path] = []
+            for pattern in patterns:
+                hits = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+                if not hits:
+                    raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")
+                files.extend(hits)
+            out[label] = list(dict.fromkeys(files))
+        return out
+
+    def where(self) -> str:
+        return str(self.path) if self.path else "<config>"
+
+
+class _KeepDatesLoader(yaml.SafeLoader):
+    """SafeLoader that leaves dates as strings: ``snapshot: 2026-01`` stays text."""
+
+
+_KeepDatesLoader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_config(path: str | Path, plugins: SpamflowPlugins, *, workdir: str | Path | None = None) -> Config:
+    """Read, validate and resolve a YAML config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+    return parse_config(text, plugins, path=path.absolute(), workdir=workdir)
+
+
+def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = None,
+                 workdir: str | Path | None = None) -> Config:
+    where = str(path) if path else "<config>"
+    try:
+        data = yaml.load(text, Loader=_KeepDatesLoader)
+        node = yaml.compose(text, Loader=_KeepDatesLoader)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: the top level must be a mapping of keys (workdir, input, ...)")
+    try:
+        model = ConfigModel.model_validate_json(json.dumps(data))
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, where, node, ConfigModel)) from exc
+    base = path.parent if path else Path.cwd()
+    wd = Path(workdir).resolve() if workdir is not None else (base / model.workdir).resolve()
+    config = Config(path=path, model=model, workdir=wd)
+    config.detectors = _validate_detectors(model, plugins, where, node)
+    _check_runner(config, plugins)
+    if model.input.crawl is not None:
+        raise ConfigError(f"{where}: input.crawl: the crawler is not part of this spamflow version yet; "
+                          "give input.warc with your WARC files, or input.demo")
+    return config
+
+
+def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str,
+                        node: yaml.Node | None) -> dict[str, BaseModel]:
+    registry = plugins.detectors
+    enabled: dict[str, BaseModel] = {}
+    for name, block in model.detectors.items():
+        if name not in registry:
+            raise ConfigError(
+                f"{where}{_line(node, ('detectors', name))}: detectors.{name}: unknown detector {name!r}; "
+                f"available: {', '.join(registry.names()) or 'none (no detector plugin is loaded)'}"
+            )
+        if block is False:
+            continue
+        params_cls = registry[name].cls.Params
+        try:
+            enabled[name] = params_cls.model_validate_json(json.dumps(block if isinstance(block, dict) else {}),
+                                                           strict=True)
+        except ValidationError as exc:
+            raise ConfigError(_format_errors(exc, where, node, params_cls, prefix=("detectors", name))) from exc
+    for name in enabled:
+        for need in registry[name].cls.requires:
+            if need not in CORE_STAGES and need not in enabled:
+                raise ConfigError(f"{where}: detectors.{name} requires the {need!r} detector; "
+                                  f"enable it under detectors: ({need}: {{}})")
+    return enabled
+
+
+def _check_runner(config: Config, plugins: SpamflowPlugins) -> None:
+    """A MapReduce detector on a runner whose software is missing fails now, not mid-run."""
+    if not any(plugins.detectors[n].cls.uses_mapreduce for n in config.detectors):
+        return
+    runner = config.model.mapreduce.runner
+    missing = None
+    if runner == "spark" and importlib.util.find_spec("pyspark") is None:
+        missing = "pyspark (pip install 'spamflow[spark]')"
+    elif runner == "hadoop" and not shutil.which("hadoop"):
+        missing = "the 'hadoop' command on PATH (or set HADOOP_HOME)"
+    elif runner == "emr" and importlib.util.find_spec("boto3") is None:
+        missing = "boto3 (pip install boto3) and AWS credentials"
+    if missing:
+        raise ConfigError(f"{config.where()}: mapreduce.runner: {runner!r} needs {missing}")
+
+
+def _format_errors(exc: ValidationError, where: str, node: yaml.Node | None,
+                   model: type[BaseModel], prefix: tuple[str, ...] = ()) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = prefix + tuple(str(p) for p in err["loc"])
+        key = ".".join(loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(model, tuple(str(p) for p in err["loc"][:-1]))
+            msg = f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        else:
+            got = err.get("input")
+            msg = err["msg"] + (f" (got {got!r})" if not isinstance(got, (dict, list)) else "")
+        lines.append(f"{where}{_line(node, loc)}: {key}: {msg}")
+    return "\n".join(lines)
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[str, ...]) -> list[str]:
+    """The field names of the model found at ``loc`` inside ``model`` (for error messages)."""
+    current: Any = model
+    for part in loc:
+        fields = getattr(current, "model_fields", {})
+        if part not in fields:
+            return []
+        current = _model_in(fields[part].annotation)
+        if current is None:
+            return []
+    return sorted(getattr(current, "model_fields", {}))
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is Union:
+        for arg in typing.get_args(annotation):
+            found = _model_in(arg)
+            if found:
+                return found
+    return None
+
+
+def _line(node: yaml.Node | None, loc: tuple[str, ...]) -> str:
+    """' line N' for the deepest YAML node on ``loc`` that exists, else ''."""
+    found = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if str(k.value) == part), None)
+            if node is None:
+                # an unknown key: point at the key itself if present in the parent
+                break
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+        else:
+            break
+        found = node
+    return f" line {found.start_mark.line + 1}" if found is not None else ""

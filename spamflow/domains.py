@@ -1,0 +1,40 @@
+"""Hosts and registered (pay-level) domains, from the Public Suffix List shipped offline
+with the ``publicsuffixlist`` package.
+
+>>> registered_domain("news.bbc.co.uk")
+'bbc.co.uk'
+>>> registered_domain("localhost")
+'localhost'
+"""
+
+from __future__ import annotations
+
+import functools
+from urllib.parse import urlsplit
+
+from publicsuffixlist import PublicSuffixList
+
+_PSL = PublicSuffixList()  # bundled list: no network access
+
+
+def host_of(url: str) -> str:
+    """Lower-cased host name of an absolute URL, without port or trailing dot; '' if none."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+    return host.rstrip(".")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def registered_domain(host: str) -> str:
+    """The registered domain of ``host`` (one label below its public suffix).
+
+    A host that is itself a public suffix, an IP address or a single label is its own domain,
+    so every page has a non-empty domain to group by.
+    """
+    if not host:
+        return ""
+    if host.replace(".", "").isdigit() or ":" in host:
+        return host  # IPv4 / IPv6 literal
+    return _PSL.privatesuffix(host) or host

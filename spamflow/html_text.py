@@ -1,0 +1,73 @@
+"""HTML to title, visible words and links, with selectolax (the Lexbor HTML5 parser).
+
+Lexbor follows the HTML5 tree-building rules, so broken markup is read as browsers read it.
+It was the fastest of the parsers compared in ``benchmarks/bench_parse.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from selectolax.lexbor import LexborHTMLParser
+
+from spamflow.words import words
+
+INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "head"]
+"""Elements whose text a reader does not see; their text is not part of ``words``."""
+
+
+@dataclass(frozen=True)
+class Link:
+    url: str
+    anchor: str
+    nofollow: bool
+
+
+@dataclass(frozen=True)
+class HtmlText:
+    title: str
+    words: list[str]
+    links: list[Link]
+
+
+def absolute_url(href: str, base: str) -> str | None:
+    """``href`` resolved against ``base`` with the fragment dropped; None unless http(s).
+
+    >>> absolute_url("../about.html#team", "http://a.example/blog/post.html")
+    'http://a.example/about.html'
+    >>> absolute_url("mailto:x@y.z", "http://a.example/") is None
+    True
+    """
+    href = href.strip()
+    if not href:
+        return None
+    try:
+        parts = urlsplit(urljoin(base, href))
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path or "/", parts.query, ""))
+
+
+def extract(html: str, url: str) -> HtmlText:
+    """Title, words of the visible text (anchor text included) and outgoing links."""
+    tree = LexborHTMLParser(html)
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text(deep=True).split()) if title_node else ""
+    base = url
+    base_node = tree.css_first("base[href]")
+    if base_node is not None:
+        base = absolute_url(base_node.attributes.get("href") or "", url) or url
+    links = []
+    for a in tree.css("a[href]"):
+        target = absolute_url(a.attributes.get("href") or "", base)
+        if target is None:
+            continue
+        rel = (a.attributes.get("rel") or "").lower().split()
+        links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()), "nofollow" in rel))
+    tree.strip_tags(INVISIBLE_TAGS)
+    root = tree.body or tree.root
+    text = root.text(deep=True, separator=" ") if root is not None else ""
+    return HtmlText(title, words(text), links)

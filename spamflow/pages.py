@@ -1,0 +1,131 @@
+"""The page record: one row per HTML response, the input of every detector.
+
+``PAGE_SCHEMA`` is the Parquet schema of the ``pages`` output of the parse stage;
+``docs/parse.md`` documents each field.  :func:`page_from_record` is a pure function from
+a WARC record to a row, so it runs the same in a task, a test or a mapper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+import pyarrow as pa
+import xxhash
+
+from spamflow.charset import decode_html
+from spamflow.domains import host_of, registered_domain
+from spamflow.html_text import extract
+from spamflow.warc_records import WarcRecord, warc_date
+from spamflow.words import html_noise
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+PAGE_SCHEMA = pa.schema([
+    pa.field("doc_id", pa.int64(), nullable=False),
+    pa.field("record_id", pa.string(), nullable=False),
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("host", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("ip", pa.string()),
+    pa.field("snapshot", pa.string(), nullable=False),
+    pa.field("fetch_time", pa.timestamp("us", tz="UTC")),
+    pa.field("status", pa.int32()),
+    pa.field("content_type", pa.string()),
+    pa.field("charset", pa.string()),
+    pa.field("title", pa.string()),
+    pa.field("words", pa.list_(pa.string())),
+    pa.field("links", pa.list_(pa.struct([
+        pa.field("url", pa.string()), pa.field("anchor", pa.string()), pa.field("nofollow", pa.bool_()),
+    ]))),
+    pa.field("noise", pa.string()),
+    pa.field("html_bytes", pa.int64()),
+    pa.field("truncated", pa.bool_()),
+    pa.field("warc_file", pa.string()),
+    pa.field("warc_offset", pa.int64()),
+])
+
+
+@dataclass
+class Page:
+    """One parsed HTML page (a row of ``PAGE_SCHEMA``)."""
+
+    doc_id: int
+    record_id: str
+    url: str
+    host: str
+    domain: str
+    ip: str | None
+    snapshot: str
+    fetch_time: datetime | None
+    status: int | None
+    content_type: str | None
+    charset: str
+    title: str
+    words: list[str]
+    links: list[dict[str, object]]
+    noise: str
+    html_bytes: int
+    truncated: bool
+    warc_file: str
+    warc_offset: int
+    decode_errors: int = 0  # not stored: counted by the parse stage
+
+    def row(self) -> dict[str, object]:
+        row = asdict(self)
+        del row["decode_errors"]
+        return row
+
+
+def doc_id_of(record_id: str) -> int:
+    """Stable 63-bit id of a WARC-Record-ID (xxh3-64, top bit cleared so it fits int64 and
+    JVM longs as a positive number).
+
+    >>> doc_id_of("<urn:uuid:12345678-1234-5678-1234-567812345678>")
+    4305714077980288852
+    """
+    return xxhash.xxh3_64_intdigest(record_id.encode("utf-8")) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def is_html_response(rec: WarcRecord) -> bool:
+    """A WARC response record carrying HTML (by its HTTP Content-Type)."""
+    return rec.rec_type == "response" and media_type(rec.http_header("Content-Type")) in HTML_TYPES
+
+
+def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
+    """Parse a response record whose payload was read (see ``iter_records``)."""
+    assert rec.payload is not None, "payload not read"
+    url = rec.header("WARC-Target-URI") or ""
+    url = url.strip().strip("<>")
+    host = host_of(url)
+    content_type = rec.http_header("Content-Type")
+    decoded = decode_html(rec.payload, content_type)
+    text = extract(decoded.text, url)
+    record_id = rec.header("WARC-Record-ID") or f"<{rec.file}#{rec.offset}>"
+    status_line = rec.record.http_headers.get_statuscode() if rec.record.http_headers else None
+    return Page(
+        doc_id=doc_id_of(record_id),
+        record_id=record_id,
+        url=url,
+        host=host,
+        domain=registered_domain(host),
+        ip=rec.header("WARC-IP-Address") or None,
+        snapshot=snapshot,
+        fetch_time=warc_date(rec.header("WARC-Date")),
+        status=int(status_line) if status_line and str(status_line).isdigit() else None,
+        content_type=content_type,
+        charset=decoded.charset,
+        title=text.title,
+        words=text.words,
+        links=[{"url": l.url, "anchor": l.anchor, "nofollow": l.nofollow} for l in text.links],
+        noise=html_noise(decoded.text),
+        html_bytes=len(rec.payload),
+        truncated=rec.capped or rec.cut_short,
+        warc_file=rec.file,
+        warc_offset=rec.offset,
+        decode_errors=decoded.errors,
+    )

@@ -1,0 +1,88 @@
+"""The parse stage's work on one WARC file: records in, Parquet page rows out, every
+skip counted and every problem reported with file and offset."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from spamflow.errors import BadInputError
+from spamflow.pages import PAGE_SCHEMA, is_html_response, media_type, page_from_record
+from spamflow.warc_records import BadRecord, WarcRecord, iter_records
+
+BATCH_ROWS = 512
+
+
+@dataclass
+class FileParse:
+    """What parsing one WARC file produced."""
+
+    file: str
+    counts: Counter[str] = field(default_factory=Counter)
+    bad_records: list[dict[str, object]] = field(default_factory=list)
+
+
+def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, max_bytes: int,
+                    strict: bool = False, progress: Callable[[int], None] | None = None) -> FileParse:
+    """Parse every HTML response of ``path`` into the Parquet file ``out_path``.
+
+    ``progress`` is called with the number of bytes of the file read so far.
+    """
+    result = FileParse(str(path))
+    counts = result.counts
+
+    def problem(file: str, offset: int, kind: str, detail: str) -> None:
+        entry = {"file": file, "offset": offset, "kind": kind, "reason": detail}
+        if strict:
+            raise BadInputError(f"{file} at offset {offset}: {kind}: {detail} (drop --strict to count and go on)")
+        counts[f"bad_{kind}"] += 1
+        result.bad_records.append(entry)
+
+    rows: list[dict[str, object]] = []
+    with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, compression="zstd") as writer:
+        for item in iter_records(path, wants_payload=is_html_response, max_bytes=max_bytes):
+            if isinstance(item, BadRecord):
+                problem(item.file, item.offset, "unreadable", item.reason)
+                continue
+            counts["records"] += 1
+            counts[f"records_{item.rec_type or 'unknown'}"] += 1
+            if progress is not None:
+                progress(item.offset)
+            if item.rec_type != "response":
+                continue
+            if not is_html_response(item):
+                counts["skipped_non_html"] += 1
+                continue
+            _note_payload_problems(item, problem, max_bytes)
+            try:
+                page = page_from_record(item, snapshot)
+            except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the file
+                problem(item.file, item.offset, "unparseable", f"{type(exc).__name__}: {exc}")
+                continue
+            if page.decode_errors:
+                problem(item.file, item.offset, "decode_errors",
+                        f"{page.decode_errors} undecodable bytes replaced (charset {page.charset})")
+            rows.append(page.row())
+            counts["pages"] += 1
+            if len(rows) >= BATCH_ROWS:
+                writer.write_table(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA))
+                rows.clear()
+        if rows:
+            writer.write_table(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA))
+    counts["skipped_revisit"] = counts.get("records_revisit", 0)
+    return result
+
+
+def _note_payload_problems(item: WarcRecord, problem: Callable[[str, int, str, str], None],
+                           max_bytes: int) -> None:
+    if item.cut_short:
+        problem(item.file, item.offset, "cut_short", "the file ends inside this record; parsed what was there")
+    if item.capped:
+        problem(item.file, item.offset, "truncated", f"body longer than parse.max_bytes={max_bytes}; parsed the first {max_bytes} bytes")
+    if not item.payload:
+        problem(item.file, item.offset, "empty", f"{media_type(item.http_header('Content-Type'))} response with an empty body")

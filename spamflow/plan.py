@@ -1,0 +1,98 @@
+"""From a validated config to the stages of a run, each with its identity.
+
+A stage's signature hashes what determines its output: its name and version, its
+parameters, and its upstream signatures (gokart's habit).  Execution knobs (runner,
+workers, scheduler) are left out, so changing them redoes nothing.  The stage's output
+directory is ``<workdir>/stages/<name>-<signature>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from spamflow.config import Config
+from spamflow.detector import Stage
+from spamflow.errors import ConfigError
+from spamflow.plugins import SpamflowPlugins
+from spamflow.stages.demo_web import DemoWebStage
+from spamflow.stages.ingest import IngestStage
+from spamflow.stages.parse import ParseStage
+
+
+@dataclass(frozen=True)
+class PlannedStage:
+    name: str
+    stage_class: str  # "module:QualName", imported by the task that runs it
+    params: dict[str, Any]
+    requires: dict[str, str]  # upstream stage name -> its signature
+    signature: str
+    directory: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces: the same value always gives the same text (and hash)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def signature(name: str, version: str, params: dict[str, Any], upstream: dict[str, str]) -> str:
+    blob = canonical_json({"stage": name, "version": version, "params": params, "upstream": upstream})
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage]:
+    """All stages of the run, upstream before downstream."""
+    planned: dict[str, PlannedStage] = {}
+
+    def add(cls: type[Stage], params: dict[str, Any], requires: tuple[str, ...]) -> None:
+        upstream = {r: planned[r].signature for r in requires}
+        sig = signature(cls.name, cls.version, params, upstream)
+        directory = config.workdir / "stages" / f"{cls.name}-{sig}"
+        planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(directory))
+
+    source = config.model.input
+    if source.demo is not None:
+        add(DemoWebStage, {"seed": source.demo.seed}, ())
+        add(IngestStage, {"from_demo": True}, ("demo",))
+    else:
+        files = []
+        for label, paths in config.warc_files().items():
+            for p in paths:
+                st = p.stat()
+                files.append({"path": str(p.resolve()), "bytes": st.st_size,
+                              "mtime_ns": st.st_mtime_ns, "snapshot": label})
+        add(IngestStage, {"files": files}, ())
+    add(ParseStage, config.model.parse.model_dump(mode="json"), ("ingest",))
+
+    visiting: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in planned:
+            return
+        if name in visiting:
+            cycle = " -> ".join(visiting[visiting.index(name):] + [name])
+            raise ConfigError(f"{config.where()}: detectors require each other in a cycle: {cycle}")
+        visiting.append(name)
+        cls = plugins.detectors[name].cls
+        for need in cls.requires:
+            visit(need)
+        visiting.pop()
+        add(cls, config.detectors[name].model_dump(mode="json"), tuple(cls.requires))
+
+    for name in config.detectors:
+        visit(name)
+    return planned
+
+
+def stage_dir(stage: PlannedStage) -> Path:
+    return Path(stage.directory)

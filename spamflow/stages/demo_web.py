@@ -1,0 +1,28 @@
+"""Stage ``demo``: write the bundled synthetic web (``spamflow.demo``) as WARC files."""
+
+from __future__ import annotations
+
+from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
+
+
+class DemoParams(DetectorParams):
+    seed: int = 0
+
+
+class DemoWebStage(Stage):
+    name = "demo"
+    version = "1"
+    description = "Generate the synthetic demo web with ground truth, as WARC files."
+    Params = DemoParams
+    requires = ()
+
+    def run(self, ctx: StageContext) -> StageResult:
+        from spamflow.demo import write_demo
+
+        assert isinstance(ctx.params, DemoParams)
+        summary = write_demo(ctx.outdir / "web", seed=ctx.params.seed)
+        counts = {f"html_pages_{snap}": n for snap, n in summary.get("html_pages", {}).items()}
+        return StageResult(
+            outputs={"warc": "web/warc", "labels": "web/labels", "truth": "web/truth.json"},
+            counts=counts,
+        )

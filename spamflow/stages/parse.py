@@ -1,0 +1,72 @@
+"""Stage ``parse``: every HTML response of the input WARC files becomes a row of the
+``pages`` Parquet dataset (one part file per WARC file), in parallel over files."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
+from spamflow.parse_warc import FileParse, parse_warc_file
+from spamflow.stages.ingest import read_warc_list
+
+
+class ParseParams(DetectorParams):
+    max_bytes: int = 5_000_000
+
+
+def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
+    path, snapshot, out, max_bytes, strict = args
+    return parse_warc_file(path, snapshot, out, max_bytes=max_bytes, strict=strict)
+
+
+class ParseStage(Stage):
+    name = "parse"
+    version = "1"
+    description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
+    Params = ParseParams
+    requires = ("ingest",)
+
+    def run(self, ctx: StageContext) -> StageResult:
+        params = ctx.params
+        assert isinstance(params, ParseParams)
+        warcs = read_warc_list(ctx.inputs["ingest"]["warcs"])
+        pages_dir = ctx.outdir / "pages"
+        pages_dir.mkdir()
+        jobs = [(str(w["path"]), str(w["snapshot"]), str(pages_dir / f"part-{i:05d}.parquet"),
+                 params.max_bytes, ctx.settings.strict) for i, w in enumerate(warcs)]
+        total_bytes = sum(int(w["bytes"]) for w in warcs)  # type: ignore[call-overload]
+        results: list[FileParse] = []
+        bar = tqdm(total=total_bytes, unit="B", unit_scale=True, desc="parse",
+                   disable=None if ctx.settings.progress else True)
+        with bar:
+            if ctx.settings.workers > 1 and len(jobs) > 1:
+                with ProcessPoolExecutor(max_workers=ctx.settings.workers) as pool:
+                    for job, result in zip(jobs, pool.map(_parse_one, jobs)):
+                        results.append(result)
+                        bar.update(Path(job[0]).stat().st_size)
+            else:
+                for path, snapshot, out, max_bytes, strict in jobs:
+                    done = bar.n
+
+                    def progress(offset: int, base: int = done) -> None:
+                        bar.update(base + offset - bar.n)
+
+                    results.append(parse_warc_file(path, snapshot, out, max_bytes=max_bytes,
+                                                   strict=strict, progress=progress))
+                    bar.update(done + Path(path).stat().st_size - bar.n)
+        counts: Counter[str] = Counter()
+        bad: list[dict[str, object]] = []
+        for result in results:
+            counts.update(result.counts)
+            bad.extend(result.bad_records)
+        with open(ctx.outdir / "bad_records.jsonl", "w", encoding="utf-8") as out:
+            for entry in bad:
+                out.write(json.dumps(entry) + "\n")
+        counts["files"] = len(jobs)
+        return StageResult(outputs={"pages": "pages", "bad_records": "bad_records.jsonl"},
+                           counts=dict(counts), bad_records=bad)

@@ -1,0 +1,129 @@
+"""Reading WARC files record by record without losing the run to one bad record.
+
+warcio does the reading.  When a record cannot be read (corrupt gzip member, broken
+headers, a file cut short), the failure is reported as a :class:`BadRecord` naming the file
+and offset, and reading resumes at the next place a record starts: the next gzip member
+for ``.gz`` files, the next ``WARC/1.`` line otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.recordloader import ArcWarcRecord
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_WARC_MAGIC = b"WARC/1."
+_SCAN_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A place in a WARC file that could not be read or used."""
+
+    file: str
+    offset: int
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "offset": self.offset, "reason": self.reason}
+
+
+@dataclass
+class WarcRecord:
+    """One record, its offset in the file, and its HTTP payload if it was asked for."""
+
+    file: str
+    offset: int
+    record: ArcWarcRecord
+    payload: bytes | None = None
+    capped: bool = False  # the payload was longer than the cap and was cut there
+    cut_short: bool = False  # the file ended before the record's Content-Length
+
+    @property
+    def rec_type(self) -> str:
+        return self.record.rec_type or ""
+
+    def header(self, name: str) -> str | None:
+        return self.record.rec_headers.get_header(name)
+
+    def http_header(self, name: str) -> str | None:
+        return self.record.http_headers.get_header(name) if self.record.http_headers else None
+
+    def _read_payload(self, max_bytes: int) -> None:
+        stream = self.record.content_stream()
+        body = stream.read(max_bytes + 1)
+        self.capped = len(body) > max_bytes
+        self.payload = body[:max_bytes]
+        while self.capped and stream.read(1 << 16):
+            pass
+        self.cut_short = self.record.raw_stream.limit > 0
+
+
+def warc_date(value: str | None) -> datetime | None:
+    """Parse a WARC-Date (ISO 8601, 'Z' or offset, optional fraction) to aware UTC."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _next_start(fh: BinaryIO, after: int, gz: bool) -> int | None:
+    """The offset of the next possible record start strictly after ``after``."""
+    magic = _GZIP_MAGIC if gz else b"\n" + _WARC_MAGIC
+    pos = after + 1
+    while True:
+        fh.seek(pos)
+        chunk = fh.read(_SCAN_CHUNK + len(magic))
+        if len(chunk) < len(magic):
+            return None
+        hit = chunk.find(magic)
+        if hit >= 0:
+            return pos + hit + (0 if gz else 1)
+        pos += _SCAN_CHUNK
+
+
+def is_gzip(path: str | Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(3) == _GZIP_MAGIC
+
+
+def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] = lambda r: False,
+                 max_bytes: int = 5_000_000) -> Iterator[WarcRecord | BadRecord]:
+    """Every record of a WARC file (gzip or not) in order, and a BadRecord where one fails.
+
+    Records for which ``wants_payload`` is true come with their HTTP payload read (up to
+    ``max_bytes``); reading it here lets a corrupt payload be reported like a corrupt header.
+    """
+    name = str(path)
+    gz = is_gzip(path)
+    with open(path, "rb") as fh:
+        start: int | None = 0
+        while start is not None:
+            fh.seek(start)
+            iterator = ArchiveIterator(fh)
+            yielded = 0
+            try:
+                for record in iterator:
+                    item = WarcRecord(name, iterator.offset, record)
+                    if wants_payload(item):
+                        item._read_payload(max_bytes)
+                    yielded += 1
+                    yield item
+                return
+            except Exception as exc:  # noqa: BLE001 - any failure of the reader is a bad record
+                if yielded == 0 and start != 0:
+                    # a resync candidate that is not a record start: keep scanning silently
+                    start = _next_start(fh, start, gz)
+                    continue
+                failed_at = iterator.offset
+                yield BadRecord(name, failed_at, f"unreadable record: {type(exc).__name__}: {exc}".strip())
+                start = _next_start(fh, failed_at, gz)

@@ -1,0 +1,57 @@
+"""Build the DAG for a config and run it with Luigi, then write run.json."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import luigi
+
+from spamflow.config import Config
+from spamflow.detector import RunSettings
+from spamflow.manifest import build_manifest, write_manifest
+from spamflow.plan import PlannedStage, plan_run
+from spamflow.plugins import SpamflowPlugins
+from spamflow.stage_runner import is_complete, read_stage_record
+from spamflow_workflows.stage_task import StageTask
+
+
+@dataclass
+class RunOutcome:
+    ok: bool
+    status: str  # Luigi's summary status, e.g. SUCCESS, FAILED
+    manifest: Path
+    summary: str
+
+
+def final_tasks(plan: dict[str, PlannedStage], settings: RunSettings) -> list[StageTask]:
+    """The stages nothing else requires: building them builds the whole DAG."""
+    needed = {up for stage in plan.values() for up in stage.requires}
+    plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
+    return [StageTask(stage=name, signature=stage.signature, plan_json=plan_json, runner=settings.runner,
+                      workers=settings.workers, strict=settings.strict, progress=settings.progress)
+            for name, stage in plan.items() if name not in needed]
+
+
+def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings, *,
+                 scheduler_host: str | None = None, scheduler_port: int = 8082) -> RunOutcome:
+    """Run every stage of ``config`` that is not already complete; always write run.json."""
+    plan = plan_run(config, plugins)
+    started = time.time()
+    before = {name for name, stage in plan.items() if is_complete(stage)}
+    build_args: dict[str, object] = {"workers": 1, "detailed_summary": True, "log_level": "WARNING"}
+    if scheduler_host:
+        build_args.update(scheduler_host=scheduler_host, scheduler_port=scheduler_port)
+    else:
+        build_args["local_scheduler"] = True
+    result = luigi.build(final_tasks(plan, settings), **build_args)
+    ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
+        and all(is_complete(stage) for stage in plan.values())
+    ran = {name for name, stage in plan.items()
+           if name not in before and is_complete(stage) and read_stage_record(stage.directory)}
+    manifest = build_manifest(plan, status="success" if ok else "failed", started=started,
+                              config_path=str(config.path) if config.path else None, ran=ran)
+    path = write_manifest(config.workdir, manifest)
+    return RunOutcome(ok, result.status.name, path, result.summary_text)
