@@ -180,6 +180,7 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
     if model.input.crawl is not None:
         raise ConfigError(f"{where}: input.crawl: the crawler is not part of this spamflow version yet; "
                           "give input.warc with your WARC files, or input.demo")
+    config.warc_files()  # a glob that matches nothing fails here, before anything runs
     return config
 
 

@@ -132,17 +132,17 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
 
 
 def build_plugins(builtins: tuple[str, ...] = BUILTIN_PLUGINS, *, entry_points: bool = True,
-                  extra: tuple[Any, ...] = ()) -> SpamflowPlugins:
-    """Build a fresh plugin manager: built-ins, then entry points, then ``extra`` objects
-    (tests pass plugin objects here), and collect the detectors they register."""
+                  extra: dict[str, Any] | None = None) -> SpamflowPlugins:
+    """Build a fresh plugin manager: built-ins, then entry points, then ``extra`` plugin
+    objects by name (for tests and embedding), and collect the detectors they register."""
     pm = pluggy.PluginManager("spamflow")
     pm.add_hookspecs(hookspecs)
     for module_path in builtins:
         pm.register(importlib.import_module(module_path), name=module_path)
     if entry_points:
         _load_entry_points(pm)
-    for obj in extra:
-        pm.register(obj)
+    for name, obj in (extra or {}).items():
+        pm.register(obj, name=name)
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:

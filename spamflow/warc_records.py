@@ -91,6 +91,17 @@ def _next_start(fh: BinaryIO, after: int, gz: bool) -> int | None:
         pos += _SCAN_CHUNK
 
 
+def _unread_tail(fh: BinaryIO, offset: int) -> int:
+    """Bytes after ``offset`` that are not just blank padding."""
+    fh.seek(0, 2)
+    size = fh.tell()
+    if size <= offset:
+        return 0
+    fh.seek(offset)
+    rest = fh.read(min(size - offset, 4096))
+    return 0 if not rest.strip() and size - offset <= 4096 else size - offset
+
+
 def is_gzip(path: str | Path) -> bool:
     with open(path, "rb") as fh:
         return fh.read(3) == _GZIP_MAGIC
@@ -113,11 +124,18 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
             yielded = 0
             try:
                 for record in iterator:
+                    if record.format != "warc":
+                        raise ValueError(f"not a WARC record (read as {record.format}); "
+                                         "spamflow reads WARC/1.0 and WARC/1.1 only")
                     item = WarcRecord(name, iterator.offset, record)
                     if wants_payload(item):
                         item._read_payload(max_bytes)
                     yielded += 1
                     yield item
+                tail = _unread_tail(fh, iterator.offset)
+                if tail:
+                    yield BadRecord(name, iterator.offset, f"the file ends with {tail} bytes that are "
+                                    "not a complete record (file cut short?)")
                 return
             except Exception as exc:  # noqa: BLE001 - any failure of the reader is a bad record
                 if yielded == 0 and start != 0:

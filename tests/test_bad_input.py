@@ -1,0 +1,82 @@
+"""Bad input: the run goes on, every problem is counted with file and offset, nothing is
+silently lost, and --strict turns the first problem into an error."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from spamflow.errors import BadInputError
+from spamflow.parse_warc import parse_warc_file
+from warc_factory import Resp, html, warc_bytes, write_warc
+
+
+def _pages(n, prefix="http://a.example.com/p"):
+    return [Resp(f"{prefix}{i}", html(f"t{i}", f"<p>page number {i} text</p>")) for i in range(n)]
+
+
+def _run(tmp_path, data: bytes, **kw):
+    warc = tmp_path / "bad.warc.gz"
+    warc.write_bytes(data)
+    out = tmp_path / "out.parquet"
+    result = parse_warc_file(warc, "2026-01", out, max_bytes=kw.pop("max_bytes", 100_000), **kw)
+    return pq.read_table(out).to_pylist(), result, str(warc)
+
+
+def test_corrupt_gzip_member_in_the_middle_loses_only_that_record(tmp_path):
+    data, offsets = warc_bytes(_pages(5))
+    start, end = offsets[2], offsets[3]
+    corrupt = bytearray(data)
+    corrupt[start + 20:end - 10] = b"\x00" * (end - 10 - start - 20)  # destroy record 2's deflate data
+    rows, result, name = _run(tmp_path, bytes(corrupt))
+    assert [r["url"] for r in rows] == [f"http://a.example.com/p{i}" for i in (0, 1, 3, 4)]
+    assert len(result.bad_records) == 1
+    bad = result.bad_records[0]
+    assert bad["file"] == name and bad["offset"] == offsets[2] and bad["kind"] == "unreadable"
+    assert result.counts["bad_unreadable"] == 1
+
+
+def test_file_cut_short_keeps_everything_before(tmp_path):
+    data, offsets = warc_bytes(_pages(4))
+    rows, result, name = _run(tmp_path, data[: offsets[3] + 40])
+    assert [r["url"] for r in rows] == [f"http://a.example.com/p{i}" for i in range(3)]
+    assert [(b["file"], b["offset"]) for b in result.bad_records] == [(name, offsets[3])]
+
+
+def test_uncompressed_warc_with_garbage_resyncs(tmp_path):
+    data, offsets = warc_bytes(_pages(3), gzip=False)
+    broken = data[: offsets[1]] + b"GARBAGE NOT A WARC HEADER\r\n\r\n" + data[offsets[1]:]
+    rows, result, _ = _run(tmp_path, broken)
+    assert [r["url"] for r in rows] == [f"http://a.example.com/p{i}" for i in range(3)]
+    assert [b["offset"] for b in result.bad_records] == [offsets[1]]
+
+
+def test_huge_empty_and_undecodable_pages_are_kept_and_counted(tmp_path):
+    huge = html("huge", "<p>" + "word " * 5000 + "</p>")
+    bad_utf8 = b"<html><body><p>caf\xe9 ok</p></body></html>"
+    data, offsets = warc_bytes([
+        Resp("http://a.example.com/huge", huge),
+        Resp("http://a.example.com/empty", b""),
+        Resp("http://a.example.com/bad", bad_utf8, content_type="text/html; charset=utf-8"),
+    ])
+    rows, result, name = _run(tmp_path, data, max_bytes=2048)
+    assert [r["url"] for r in rows] == ["http://a.example.com/huge", "http://a.example.com/empty", "http://a.example.com/bad"]
+    assert rows[0]["truncated"] is True and rows[0]["html_bytes"] == 2048
+    assert rows[1]["words"] == []
+    assert rows[2]["words"] == ["caf", "ok"]  # the undecodable byte became U+FFFD, a word break
+    kinds = {(b["kind"], b["offset"]) for b in result.bad_records}
+    assert kinds == {("truncated", offsets[0]), ("empty", offsets[1]), ("decode_errors", offsets[2])}
+    assert all(b["file"] == name for b in result.bad_records)
+
+
+def test_strict_turns_the_first_problem_into_an_error_naming_file_and_offset(tmp_path):
+    data, offsets = warc_bytes(_pages(3))
+    with pytest.raises(BadInputError) as err:
+        _run(tmp_path, data[: offsets[2] + 30], strict=True)
+    assert f"bad.warc.gz at offset {offsets[2]}" in str(err.value)
+
+
+def test_not_a_warc_file(tmp_path):
+    rows, result, name = _run(tmp_path, b"this is just a text file\n" * 10)
+    assert rows == []
+    assert [(b["file"], b["offset"]) for b in result.bad_records] == [(name, 0)]

@@ -1,0 +1,131 @@
+"""Config errors, each kind, name the file, the line, the key and what is allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spamflow.config import RUNNERS, load_config
+from spamflow.errors import ConfigError
+
+MINIMAL = """\
+workdir: runs/example
+input:
+  warc: [data/*.warc.gz]
+mapreduce:
+  runner: local        # inline | local | spark | hadoop | emr
+detectors:
+  quilt: {k: 5, m: 50, c: 4, theta: 0.5, foreign: domain}
+  hss: false
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.warc.gz").write_bytes(b"")
+    return tmp_path
+
+
+def _load(project: Path, text: str, plugins):
+    cfg = project / "spamflow.yaml"
+    cfg.write_text(text)
+    return load_config(cfg, plugins)
+
+
+def _error(project, text, plugins) -> str:
+    with pytest.raises(ConfigError) as err:
+        _load(project, text, plugins)
+    message = str(err.value)
+    assert str(project / "spamflow.yaml") in message  # every error names the file
+    return message
+
+
+def test_minimal_file_as_written(project, plugins):
+    if "quilt" in plugins.detectors and "hss" in plugins.detectors:
+        config = _load(project, MINIMAL, plugins)
+        assert list(config.detectors) == ["quilt"]
+    else:  # until the quilt and hss plugins exist, the one error is the unknown detector
+        message = _error(project, MINIMAL, plugins)
+        assert "line 7: detectors.quilt: unknown detector 'quilt'; available: obvious" in message
+    without_detectors = MINIMAL.split("detectors:")[0]
+    config = _load(project, without_detectors, plugins)
+    assert config.model.mapreduce.runner == "local"
+    assert config.workdir == project / "runs" / "example"  # relative to the config file
+    assert config.warc_files() == {None: [project / "data" / "a.warc.gz"]}
+
+
+def test_unknown_top_level_key(project, plugins):
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nwrokers: 2\n", plugins)
+    assert "line 3: wrokers: unknown key 'wrokers'; allowed keys: detectors, input, mapreduce, parse, " \
+           "scheduler, strict, workdir, workers" in message
+
+
+def test_unknown_nested_key_lists_the_allowed_ones(project, plugins):
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nmapreduce:\n  runer: local\n", plugins)
+    assert "line 4: mapreduce.runer: unknown key 'runer'; allowed keys: runner" in message
+
+
+def test_runner_value_outside_the_allowed_set(project, plugins):
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nmapreduce: {runner: flink}\n", plugins)
+    assert "mapreduce.runner" in message and "'flink'" in message
+    for runner in RUNNERS:
+        assert f"'{runner}'" in message
+
+
+def test_wrong_type(project, plugins):
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nworkers: two\n", plugins)
+    assert "line 3: workers: Input should be a valid integer (got 'two')" in message
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nworkers: '2'\n", plugins)
+    assert "workers: Input should be a valid integer" in message  # strict: no silent coercion
+
+
+def test_missing_required_key(project, plugins):
+    message = _error(project, "input: {warc: [data/*]}\n", plugins)
+    assert "workdir: required key is missing" in message
+
+
+def test_unknown_detector_names_the_available_ones(project, plugins):
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\ndetectors:\n  qilt: {}\n", plugins)
+    assert "line 4: detectors.qilt: unknown detector 'qilt'; available: obvious" in message
+
+
+def test_detector_parameter_errors(project, plugins):
+    message = _error(project, "workdir: w\ninput: {warc: [data/*]}\ndetectors:\n  obvious: {depth: 3}\n", plugins)
+    assert "line 4: detectors.obvious.depth: unknown key 'depth'" in message
+
+
+def test_input_sources(project, plugins):
+    message = _error(project, "workdir: w\ninput: {}\n", plugins)
+    assert "input: Value error, give exactly one of warc, demo, crawl (got none)" in message
+    message = _error(project, "workdir: w\ninput: {warc: [data/*], demo: {}}\n", plugins)
+    assert "got ['warc', 'demo']" in message
+    message = _error(project, "workdir: w\ninput: {warc: [nothing/*.warc.gz]}\n", plugins)
+    assert "input.warc: '" in message and "nothing/*.warc.gz' matches no file" in message
+    message = _error(project, "workdir: w\ninput: {warc: {'bad label': [data/*]}}\n", plugins)
+    assert "snapshot label 'bad label'" in message
+
+
+def test_snapshot_mapping_and_dates_stay_text(project, plugins):
+    config = _load(project, "workdir: w\ninput:\n  warc: {2026-01: [data/*]}\n", plugins)
+    assert config.warc_files() == {"2026-01": [project / "data" / "a.warc.gz"]}
+    config = _load(project, "workdir: w\ninput: {warc: [data/*], snapshot: 2026-02-01}\n", plugins)
+    assert config.model.input.snapshot == "2026-02-01"
+
+
+def test_not_yaml_and_not_a_mapping(project, plugins):
+    assert "not valid YAML" in _error(project, "workdir: [unclosed\n", plugins)
+    assert "top level must be a mapping" in _error(project, "- a\n- b\n", plugins)
+
+
+def test_missing_file_is_a_config_error(tmp_path, plugins):
+    with pytest.raises(ConfigError, match="cannot read config .*nope.yaml"):
+        load_config(tmp_path / "nope.yaml", plugins)
+
+
+def test_shipped_configs_validate(plugins):
+    root = Path(__file__).resolve().parents[1]
+    demo = load_config(root / "configs" / "demo.yaml", plugins)
+    assert demo.model.input.demo is not None and "obvious" in demo.detectors
+    assert (root / "configs" / "demo.yaml").read_text() == (root / "spamflow" / "configs" / "demo.yaml").read_text()

@@ -1,0 +1,166 @@
+"""The Luigi DAG: local scheduler and a real luigid, run.json, re-runs that do no work,
+execution knobs that do not invalidate outputs, and parameters that do."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from spamflow.config import load_config
+from spamflow.detector import RunSettings
+from spamflow.plan import plan_run
+from spamflow_workflows import run_pipeline
+from warc_factory import Resp, html, write_warc
+
+CONFIG = """\
+workdir: out
+input:
+  warc: {{2026-01: [jan/*.warc.gz], 2026-02: [feb/*.warc.gz]}}
+mapreduce: {{runner: {runner}}}
+workers: {workers}
+detectors:
+  obvious: {{}}
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    for month, n in (("jan", 3), ("feb", 2)):
+        (tmp_path / month).mkdir()
+        write_warc(tmp_path / month / f"{month}.warc.gz", [
+            Resp(f"http://site{i % 2}.example.co.uk/{month}/{i}", html(f"{month} {i}", f"<p>text {i}</p>"))
+            for i in range(n)])
+    return tmp_path
+
+
+def _config(project: Path, plugins, runner="inline", workers=1, text=CONFIG):
+    path = project / "spamflow.yaml"
+    path.write_text(text.format(runner=runner, workers=workers))
+    return load_config(path, plugins)
+
+
+def _run(config, plugins, **kw):
+    outcome = run_pipeline(config, plugins, RunSettings(runner=config.model.mapreduce.runner,
+                                                        workers=config.model.workers, progress=False), **kw)
+    assert outcome.ok, outcome.summary
+    return json.loads(outcome.manifest.read_text())
+
+
+def test_local_scheduler_run_writes_run_json(project, plugins):
+    manifest = _run(_config(project, plugins), plugins)
+    assert manifest["status"] == "success"
+    assert list(manifest["stages"]) == ["ingest", "parse", "obvious"]
+    for stage in manifest["stages"].values():
+        assert set(stage) >= {"outputs", "params", "counts", "seconds"}
+        assert stage["ran_now"] is True
+    pages = ds.dataset(manifest["stages"]["parse"]["outputs"]["pages"]).to_table().to_pylist()
+    assert sorted((p["snapshot"], p["url"]) for p in pages) == sorted(
+        [("2026-01", f"http://site{i % 2}.example.co.uk/jan/{i}") for i in range(3)]
+        + [("2026-02", f"http://site{i % 2}.example.co.uk/feb/{i}") for i in range(2)])
+    hosts = ds.dataset(manifest["stages"]["obvious"]["outputs"]["hosts"]).to_table().to_pylist()
+    assert hosts == [
+        {"snapshot": "2026-01", "host": "site0.example.co.uk", "number_of_pages": 2, "length_of_hostname": 19},
+        {"snapshot": "2026-01", "host": "site1.example.co.uk", "number_of_pages": 1, "length_of_hostname": 19},
+        {"snapshot": "2026-02", "host": "site0.example.co.uk", "number_of_pages": 1, "length_of_hostname": 19},
+        {"snapshot": "2026-02", "host": "site1.example.co.uk", "number_of_pages": 1, "length_of_hostname": 19},
+    ]
+
+
+def test_rerun_does_no_work_and_knobs_do_not_invalidate(project, plugins):
+    first = _run(_config(project, plugins), plugins)
+    stamps = {n: Path(s["directory"], "stage.json").stat().st_mtime_ns for n, s in first["stages"].items()}
+    again = _run(_config(project, plugins, runner="local", workers=2), plugins)
+    assert {n: s["ran_now"] for n, s in again["stages"].items()} == {"ingest": False, "parse": False, "obvious": False}
+    assert {n: s["directory"] for n, s in again["stages"].items()} == {n: s["directory"] for n, s in first["stages"].items()}
+    assert stamps == {n: Path(s["directory"], "stage.json").stat().st_mtime_ns for n, s in again["stages"].items()}
+
+
+def test_changed_parameters_and_inputs_redo_only_what_depends_on_them(project, plugins):
+    first = _run(_config(project, plugins), plugins)
+    changed = _run(_config(project, plugins, text=CONFIG + "parse: {{max_bytes: 4096}}\n"), plugins)
+    ran = {n: s["ran_now"] for n, s in changed["stages"].items()}
+    assert ran == {"ingest": False, "parse": True, "obvious": True}
+    assert changed["stages"]["parse"]["directory"] != first["stages"]["parse"]["directory"]
+    assert Path(first["stages"]["parse"]["directory"]).is_dir()  # the other config's output is kept
+    write_warc(project / "feb" / "feb.warc.gz", [Resp("http://new.example.org/", html("n", "<p>new</p>"))])
+    third = _run(_config(project, plugins), plugins)
+    assert {n: s["ran_now"] for n, s in third["stages"].items()} == {"ingest": True, "parse": True, "obvious": True}
+
+
+def test_failing_stage_fails_the_run_and_leaves_no_partial_output(project, plugins, monkeypatch):
+    from spamflow_obvious.features import ObviousFeatures
+
+    def boom(self, ctx):
+        (ctx.outdir / "half-written").write_text("x")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(ObviousFeatures, "run", boom)
+    config = _config(project, plugins)
+    outcome = run_pipeline(config, plugins, RunSettings(progress=False))
+    assert not outcome.ok
+    manifest = json.loads(outcome.manifest.read_text())
+    assert manifest["status"] == "failed"
+    assert manifest["stages"]["parse"]["complete"] is True
+    assert manifest["stages"]["obvious"]["complete"] is False
+    stage_root = Path(manifest["stages"]["obvious"]["directory"]).parent
+    assert not [p for p in stage_root.iterdir() if p.name.startswith(("obvious-", ".obvious-"))]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def luigid(tmp_path):
+    port = _free_port()
+    exe = Path(sys.executable).parent / "luigid"
+    proc = subprocess.Popen([str(exe), "--address", "127.0.0.1", "--port", str(port),
+                             "--state-path", str(tmp_path / "luigi-state.pickle"), "--logdir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("luigid did not start on 127.0.0.1")
+    yield port
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _luigid_tasks(port: int, status: str) -> dict:
+    query = urllib.request.quote(json.dumps({"status": status, "upstream_status": "", "search": ""}))
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list?data={query}", timeout=5) as r:
+        return json.load(r)["response"]
+
+
+def test_run_through_a_real_luigid(project, plugins, luigid):
+    _config(project, plugins)
+    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "spamflow.yaml", "--no-progress",
+                          "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid)],
+                         cwd=project, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    done = _luigid_tasks(luigid, "DONE")
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["ingest", "obvious", "parse"]
+    manifest = json.loads((project / "out" / "run.json").read_text())
+    assert manifest["status"] == "success" and manifest["stages"]["parse"]["counts"]["pages"] == 5
+
+
+def test_plan_signatures_ignore_execution_knobs(project, plugins):
+    a = plan_run(_config(project, plugins, runner="inline", workers=1), plugins)
+    b = plan_run(_config(project, plugins, runner="local", workers=4), plugins)
+    assert {n: s.signature for n, s in a.items()} == {n: s.signature for n, s in b.items()}

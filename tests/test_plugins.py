@@ -1,0 +1,124 @@
+"""The plugin system: built-ins, an installed third-party plugin, duplicates, bad hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import spamflow
+from spamflow.detector import Detector
+from spamflow.errors import PluginError
+from spamflow.plugins import build_plugins
+from warc_factory import Resp, html, write_warc
+
+FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def installed_plugin(tmp_path_factory) -> dict[str, str]:
+    """pip-install the fixture plugin into its own folder; return the env that sees it."""
+    target = tmp_path_factory.mktemp("site")
+    build = tmp_path_factory.mktemp("build")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-index", "--target", str(target), str(FIXTURE_PLUGIN)],
+                   check=True, capture_output=True, cwd=build, timeout=300)
+    return {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_builtins_are_listed(plugins):
+    assert [p.name for p in plugins.plugins()] == ["spamflow_obvious"]
+    info = plugins.plugins()[0]
+    assert (info.origin, info.hooks) == ("builtin", ("spamflow_register_detectors",))
+    assert plugins.detectors.names() == ["obvious"]
+    assert plugins.detectors["obvious"].plugin == "spamflow_obvious"
+
+
+def test_external_plugin_is_listed_with_version_origin_and_schema(installed_plugin):
+    out = cli("plugins", "--json", env=installed_plugin)
+    assert out.returncode == 0, out.stderr
+    listed = {p["name"]: p for p in json.loads(out.stdout)}
+    assert listed["wordcount"]["version"] == "0.2.0"
+    assert listed["wordcount"]["origin"] == "entry point of spamflow-wordcount"
+    assert listed["spamflow_obvious"]["origin"] == "builtin"
+    out = cli("detectors", "--json", env=installed_plugin)
+    detectors = {d["name"]: d for d in json.loads(out.stdout)}
+    assert detectors["wordcount"]["plugin"] == "wordcount"
+    assert detectors["wordcount"]["params"]["properties"]["long_page"]["default"] == 1000
+    text = cli("detectors", env=installed_plugin).stdout
+    assert "wordcount\n  plugin: wordcount" in text and "long_page: integer = 1000" in text
+
+
+def test_external_plugin_is_selectable_and_runs(installed_plugin, tmp_path):
+    write_warc(tmp_path / "a.warc.gz", [
+        Resp("http://a.example.com/1", html("t", "<p>one two three four</p>")),
+        Resp("http://a.example.com/2", html("t", "<p>one two</p>")),
+    ])
+    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz']}\n"
+                                     "detectors:\n  wordcount: {long_page: 3}\n")
+    out = cli("run", "-c", "c.yaml", "--no-progress", env=installed_plugin, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert manifest["stages"]["wordcount"]["counts"] == {"pages": 2, "long_pages": 1}
+    assert Path(manifest["stages"]["wordcount"]["outputs"]["wordcount"]).is_file()
+    bad = cli("validate", "-c", "c.yaml", env=installed_plugin, cwd=tmp_path)
+    assert bad.returncode == 0
+    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz']}\n"
+                                     "detectors:\n  wordcount: {long_page: many}\n")
+    bad = cli("validate", "-c", "c.yaml", env=installed_plugin, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "line 4: detectors.wordcount.long_page: Input should be a valid integer (got 'many')" in bad.stderr
+
+
+def test_load_env_restricts_third_party_plugins(installed_plugin):
+    out = cli("detectors", "--json", env={**installed_plugin, "SPAMFLOW_LOAD_PLUGINS": ""})
+    assert [d["name"] for d in json.loads(out.stdout)] == ["obvious"]
+    out = cli("detectors", "--json", env={**installed_plugin, "SPAMFLOW_LOAD_PLUGINS": "wordcount"})
+    assert [d["name"] for d in json.loads(out.stdout)] == ["obvious", "wordcount"]
+
+
+class _Obvious2(Detector):
+    name = "obvious"
+
+
+class _DuplicatePlugin:
+    @spamflow.hookimpl
+    def spamflow_register_detectors(self, register):
+        register(_Obvious2)
+
+
+def test_duplicate_detector_name_names_both_plugins():
+    with pytest.raises(PluginError) as err:
+        build_plugins(extra={"acme-detectors": _DuplicatePlugin()})
+    assert "detector name 'obvious' is registered by two plugins: 'spamflow_obvious' and 'acme-detectors'" in str(err.value)
+
+
+class _MisspeltHook:
+    @spamflow.hookimpl
+    def spamflow_register_detector(self, register):  # missing the final s
+        register(_Obvious2)
+
+
+def test_misspelt_hook_fails_loudly():
+    with pytest.raises(PluginError, match="spamflow_register_detector"):
+        build_plugins(extra={"typo-plugin": _MisspeltHook()})
+
+
+class _NotADetector:
+    @spamflow.hookimpl
+    def spamflow_register_detectors(self, register):
+        register(dict)
+
+
+def test_registering_a_non_detector_is_an_error():
+    with pytest.raises(PluginError, match="'bad-plugin' registered <class 'dict'>"):
+        build_plugins(extra={"bad-plugin": _NotADetector()})

@@ -1,0 +1,55 @@
+"""Build small WARC files for tests with warcio's own writer, so tests read real WARC."""
+
+from __future__ import annotations
+
+import io
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+
+@dataclass
+class Resp:
+    url: str
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    status: str = "200 OK"
+    ip: str | None = "127.0.0.1"
+    date: str = "2026-01-15T10:00:00Z"
+    record_id: str = field(default_factory=lambda: f"<urn:uuid:{uuid.uuid4()}>")
+    kind: str = "response"  # response | revisit | request | resource
+
+
+def warc_bytes(records: list[Resp], gzip: bool = True) -> tuple[bytes, list[int]]:
+    """The WARC file bytes and the offset at which each record starts."""
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=gzip, warc_version="WARC/1.1")
+    offsets = []
+    for r in records:
+        offsets.append(buf.tell())
+        headers = {"WARC-Record-ID": r.record_id, "WARC-Date": r.date}
+        if r.ip:
+            headers["WARC-IP-Address"] = r.ip
+        if r.kind in ("response", "revisit"):
+            http = StatusAndHeaders(r.status, [("Content-Type", r.content_type),
+                                               ("Content-Length", str(len(r.body)))], protocol="HTTP/1.1")
+            rec = writer.create_warc_record(r.url, r.kind, payload=io.BytesIO(r.body if r.kind == "response" else b""),
+                                            http_headers=http, warc_headers_dict=headers)
+        else:
+            rec = writer.create_warc_record(r.url, r.kind, payload=io.BytesIO(r.body),
+                                            warc_content_type=r.content_type, warc_headers_dict=headers)
+        writer.write_record(rec)
+    return buf.getvalue(), offsets
+
+
+def write_warc(path: Path, records: list[Resp], gzip: bool = True) -> list[int]:
+    data, offsets = warc_bytes(records, gzip=gzip)
+    path.write_bytes(data)
+    return offsets
+
+
+def html(title: str, body: str, head: str = "") -> bytes:
+    return f"<!doctype html><html><head><title>{title}</title>{head}</head><body>{body}</body></html>".encode()
