@@ -37,7 +37,8 @@ def _add_run_options(p: argparse.ArgumentParser, workdir_help: str) -> None:
                    help="stop at the first bad record instead of counting it in run.json")
     p.add_argument("--scheduler-host", help="central luigid host (default: the config's, else a local scheduler)")
     p.add_argument("--scheduler-port", type=int, help="central luigid port (default 8082)")
-    p.add_argument("--local-scheduler", action="store_true", help="use Luigi's local scheduler even if the config names a luigid")
+    p.add_argument("--local-scheduler", action="store_true",
+                   help="use Luigi's local scheduler even if the config names a luigid")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -116,8 +117,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
-    from spamflow.detector import RunSettings
     from spamflow_workflows import run_pipeline
+
+    from spamflow.detector import RunSettings
 
     model = config.model
     settings = RunSettings(runner=model.mapreduce.runner, workers=args.workers or model.workers,

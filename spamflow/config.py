@@ -49,7 +49,7 @@ class InputSection(_Section):
     crawl: dict[str, Any] | None = None
 
     @model_validator(mode="after")
-    def _one_source(self) -> "InputSection":
+    def _one_source(self) -> InputSection:
         given = [k for k in ("warc", "demo", "crawl") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of warc, demo, crawl (got {given or 'none'})")
@@ -90,7 +90,7 @@ class ConfigModel(_Section):
     workers: int = Field(1, ge=1)
     strict: bool = False
     parse: ParseSection = ParseSection()
-    detectors: dict[str, Union[dict[str, Any], bool, None]] = {}
+    detectors: dict[str, dict[str, Any] | bool | None] = {}
 
     @field_validator("workdir")
     @classmethod

@@ -9,7 +9,7 @@ keeps the two in step.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pluggy
 

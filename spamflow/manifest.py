@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,8 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
         "status": status,
         "spamflow_version": spamflow.__version__,
         "config": config_path,
-        "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
-        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stages": stages,
     }
 

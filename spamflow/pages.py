@@ -121,7 +121,7 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         charset=decoded.charset,
         title=text.title,
         words=text.words,
-        links=[{"url": l.url, "anchor": l.anchor, "nofollow": l.nofollow} for l in text.links],
+        links=[{"url": link.url, "anchor": link.anchor, "nofollow": link.nofollow} for link in text.links],
         noise=html_noise(decoded.text),
         html_bytes=len(rec.payload),
         truncated=rec.capped or rec.cut_short,

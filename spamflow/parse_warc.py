@@ -83,6 +83,8 @@ def _note_payload_problems(item: WarcRecord, problem: Callable[[str, int, str, s
     if item.cut_short:
         problem(item.file, item.offset, "cut_short", "the file ends inside this record; parsed what was there")
     if item.capped:
-        problem(item.file, item.offset, "truncated", f"body longer than parse.max_bytes={max_bytes}; parsed the first {max_bytes} bytes")
+        problem(item.file, item.offset, "truncated",
+                f"body longer than parse.max_bytes={max_bytes}; parsed the first {max_bytes} bytes")
     if not item.payload:
-        problem(item.file, item.offset, "empty", f"{media_type(item.http_header('Content-Type'))} response with an empty body")
+        problem(item.file, item.offset, "empty",
+                f"{media_type(item.http_header('Content-Type'))} response with an empty body")

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "outputs": result.outputs,
             "counts": result.counts,
             "seconds": round(time.time() - started, 3),
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "bad_records_total": len(result.bad_records),
             "bad_records": result.bad_records[:BAD_RECORDS_IN_MANIFEST],
         }

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import xxhash
+from warc_factory import Resp, html, write_warc
 
 from spamflow.parse_warc import parse_warc_file
-from warc_factory import Resp, html, write_warc
 
 
 def _parse(tmp_path, records, snapshot="2026-01", **kw):
@@ -96,5 +96,5 @@ def test_base_href_and_relative_links(tmp_path):
     body = html("t", '<a href="c.html">c</a><a href="//cdn.example.com/z">z</a><a href="?p=2">next</a>',
                 head='<base href="http://h.example.com/a/b/">')
     rows, _ = _parse(tmp_path, [Resp("http://h.example.com/index.html", body)])
-    assert [l["url"] for l in rows[0]["links"]] == [
+    assert [link["url"] for link in rows[0]["links"]] == [
         "http://h.example.com/a/b/c.html", "http://cdn.example.com/z", "http://h.example.com/a/b/?p=2"]

@@ -38,7 +38,7 @@ class StageTask(luigi.Task):
     def settings(self) -> RunSettings:
         return RunSettings(runner=self.runner, workers=self.workers, strict=self.strict, progress=self.progress)
 
-    def requires(self) -> list["StageTask"]:
+    def requires(self) -> list[StageTask]:
         return [self.clone(stage=name, signature=sig) for name, sig in self.planned.requires.items()]
 
     def output(self) -> luigi.LocalTarget:
