@@ -1,5 +1,10 @@
+import json
 import shutil
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,3 +32,37 @@ def shared_data(*parts: str) -> Path:
 def spamflow_exe() -> str:
     exe = shutil.which("spamflow") or str(Path(sys.executable).parent / "spamflow")
     return exe
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def luigid(tmp_path):
+    port = _free_port()
+    exe = Path(sys.executable).parent / "luigid"
+    proc = subprocess.Popen([str(exe), "--address", "127.0.0.1", "--port", str(port),
+                             "--state-path", str(tmp_path / "luigi-state.pickle"), "--logdir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("luigid did not start on 127.0.0.1")
+    yield port
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def luigid_tasks(port: int, status: str) -> dict:
+    query = urllib.request.quote(json.dumps({"status": status, "upstream_status": "", "search": ""}))
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list?data={query}", timeout=5) as r:
+        return json.load(r)["response"]

@@ -4,15 +4,13 @@ execution knobs that do not invalidate outputs, and parameters that do."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
+from conftest import luigid_tasks
 from spamflow_workflows import run_pipeline
 from warc_factory import Resp, html, write_warc
 
@@ -114,47 +112,13 @@ def test_failing_stage_fails_the_run_and_leaves_no_partial_output(project, plugi
     assert not [p for p in stage_root.iterdir() if p.name.startswith(("obvious-", ".obvious-"))]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def luigid(tmp_path):
-    port = _free_port()
-    exe = Path(sys.executable).parent / "luigid"
-    proc = subprocess.Popen([str(exe), "--address", "127.0.0.1", "--port", str(port),
-                             "--state-path", str(tmp_path / "luigi-state.pickle"), "--logdir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("luigid did not start on 127.0.0.1")
-    yield port
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-def _luigid_tasks(port: int, status: str) -> dict:
-    query = urllib.request.quote(json.dumps({"status": status, "upstream_status": "", "search": ""}))
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list?data={query}", timeout=5) as r:
-        return json.load(r)["response"]
-
-
 def test_run_through_a_real_luigid(project, plugins, luigid):
     _config(project, plugins)
     out = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "spamflow.yaml", "--no-progress",
                           "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid)],
                          cwd=project, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    done = _luigid_tasks(luigid, "DONE")
+    done = luigid_tasks(luigid, "DONE")
     assert sorted(t["params"]["stage"] for t in done.values()) == ["ingest", "obvious", "parse"]
     manifest = json.loads((project / "out" / "run.json").read_text())
     assert manifest["status"] == "success" and manifest["stages"]["parse"]["counts"]["pages"] == 5

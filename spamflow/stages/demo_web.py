@@ -21,7 +21,9 @@ class DemoWebStage(Stage):
 
         assert isinstance(ctx.params, DemoParams)
         summary = write_demo(ctx.outdir / "web", seed=ctx.params.seed)
-        counts = {f"html_pages_{snap}": n for snap, n in summary.get("html_pages", {}).items()}
+        counts = {f"html_responses_{snap}": n for snap, n in summary["html_responses"].items()}
+        counts["warc_bytes"] = summary["warc_bytes"]
+        counts.update({f"hosts_{kind}": n for kind, n in summary["hosts_by_kind"].items()})
         return StageResult(
             outputs={"warc": "web/warc", "labels": "web/labels", "truth": "web/truth.json"},
             counts=counts,

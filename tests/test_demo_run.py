@@ -1,0 +1,71 @@
+"""`spamflow demo` end to end: run.json, and a page table with one row per HTML response
+of the demo WARCs (counted here independently with warcio), locally and through luigid."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.dataset as ds
+from conftest import luigid_tasks
+from warcio.archiveiterator import ArchiveIterator
+
+from spamflow.cli import demo_config_path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _html_responses(warc_dir: Path) -> dict[str, int]:
+    """Per snapshot folder: WARC response records with an HTML Content-Type."""
+    counts: dict[str, int] = {}
+    for path in sorted(warc_dir.glob("*/*.warc.gz")):
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type != "response":
+                    continue
+                ctype = (record.http_headers.get_header("Content-Type") or "").split(";")[0].strip().lower()
+                if ctype in ("text/html", "application/xhtml+xml"):
+                    counts[path.parent.name] = counts.get(path.parent.name, 0) + 1
+    return counts
+
+
+def _demo(workdir: Path, *extra: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--workdir", str(workdir), "--no-progress", *extra],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"run.json: {workdir / 'run.json'}" in out.stdout
+    return json.loads((workdir / "run.json").read_text())
+
+
+def test_demo_writes_run_json_and_one_page_row_per_html_response(tmp_path):
+    manifest = _demo(tmp_path / "demo")
+    assert manifest["status"] == "success"
+    assert list(manifest["stages"]) == ["demo", "ingest", "parse", "obvious"]
+    stages = manifest["stages"]
+    expected = _html_responses(Path(stages["demo"]["outputs"]["warc"]))
+    assert len(expected) == 2 and all(n > 300 for n in expected.values())  # two snapshots, a few hundred pages
+    pages = ds.dataset(stages["parse"]["outputs"]["pages"]).to_table(columns=["snapshot", "host", "domain", "ip"])
+    got: dict[str, int] = {}
+    for snapshot in pages["snapshot"].to_pylist():
+        got[snapshot] = got.get(snapshot, 0) + 1
+    assert got == expected
+    assert stages["parse"]["counts"]["pages"] == sum(expected.values())
+    assert stages["parse"]["bad_records_total"] == 0
+    labels = Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv"
+    labelled = {line.split("\t")[0] for line in labels.read_text().splitlines()[1:]}
+    assert set(pages["host"].to_pylist()) <= labelled
+    again = _demo(tmp_path / "demo")
+    assert not any(s["ran_now"] for s in again["stages"].values())
+
+
+def test_demo_config_is_the_shipped_one():
+    assert (ROOT / "configs" / "demo.yaml").read_text() == demo_config_path().read_text()
+
+
+def test_demo_through_a_real_luigid(tmp_path, luigid):
+    manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
+    assert manifest["status"] == "success"
+    done = luigid_tasks(luigid, "DONE")
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["demo", "ingest", "obvious", "parse"]
