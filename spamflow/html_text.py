@@ -6,6 +6,7 @@ It was the fastest of the parsers compared in ``benchmarks/bench_parse.py``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -36,19 +37,53 @@ def absolute_url(href: str, base: str) -> str | None:
 
     >>> absolute_url("../about.html#team", "http://a.example/blog/post.html")
     'http://a.example/about.html'
+    >>> absolute_url("HTTP://Www.Example.org", "http://a.example/")
+    'http://www.example.org/'
+    >>> absolute_url("/x/./y?q=1", "https://a.example/blog/")
+    'https://a.example/x/y?q=1'
     >>> absolute_url("mailto:x@y.z", "http://a.example/") is None
     True
     """
     href = href.strip()
     if not href:
         return None
+    # Fast paths for absolute and root-relative links, which most pages are full of;
+    # _normalize caches by URL because sites repeat their links on every page.
+    head = href[:8].lower()
+    if head.startswith(("http://", "https://")):
+        return _normalize(href)
+    if href.startswith("//"):
+        return _normalize(base.partition(":")[0] + ":" + href)
+    if href.startswith("/"):
+        return _normalize(_origin(base) + href)
+    scheme = href.partition(":")[0]
+    if scheme != href and "/" not in scheme and "?" not in scheme and "#" not in scheme:
+        return None  # mailto:, javascript:, tel:, ... (http and https were handled above)
     try:
-        parts = urlsplit(urljoin(base, href))
+        return _normalize(urljoin(base, href))
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalize(url: str) -> str | None:
+    """Scheme and host lower-cased, dot segments resolved, fragment dropped."""
+    try:
+        parts = urlsplit(url)
     except ValueError:
         return None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
-    return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path or "/", parts.query, ""))
+    path = parts.path or "/"
+    if "/." in path:
+        path = urlsplit(urljoin(f"{parts.scheme}://x/", path)).path
+    return urlunsplit((parts.scheme, parts.netloc.lower(), path, parts.query, ""))
 
 
 def extract(html: str, url: str) -> HtmlText:
