@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import json
+import os
 import re
 import shutil
 import types
@@ -218,12 +219,19 @@ def _check_runner(config: Config, plugins: SpamflowPlugins) -> None:
     missing = None
     if runner == "spark" and importlib.util.find_spec("pyspark") is None:
         missing = "pyspark (pip install 'spamflow[spark]')"
-    elif runner == "hadoop" and not shutil.which("hadoop"):
+    elif runner == "hadoop" and not _hadoop_command():
         missing = "the 'hadoop' command on PATH (or set HADOOP_HOME)"
     elif runner == "emr" and importlib.util.find_spec("boto3") is None:
         missing = "boto3 (pip install boto3) and AWS credentials"
     if missing:
         raise ConfigError(f"{config.where()}: mapreduce.runner: {runner!r} needs {missing}")
+
+
+def _hadoop_command() -> str | None:
+    """``hadoop`` on PATH, else ``$HADOOP_HOME/bin/hadoop`` (as mrjob looks for it)."""
+    home = os.environ.get("HADOOP_HOME")
+    candidate = Path(home) / "bin" / "hadoop" if home else None
+    return shutil.which("hadoop") or (str(candidate) if candidate and candidate.is_file() else None)
 
 
 def _format_errors(exc: ValidationError, where: str, node: yaml.Node | None,
@@ -234,7 +242,8 @@ def _format_errors(exc: ValidationError, where: str, node: yaml.Node | None,
         key = ".".join(loc) or "(top level)"
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(model, tuple(str(p) for p in err["loc"][:-1]))
-            msg = f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}"
+            msg = (f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}" if allowed
+                   else f"unknown key {loc[-1]!r}; this section takes no keys")
         elif err["type"] == "missing":
             msg = "required key is missing"
         else:

@@ -7,6 +7,7 @@ It was the fastest of the parsers compared in ``benchmarks/bench_parse.py``.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -71,9 +72,14 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+_ALREADY_NORMAL = re.compile(r"https?://[a-z0-9.\-]+(?::[0-9]+)?(/[^\s#]*)?")
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _normalize(url: str) -> str | None:
     """Scheme and host lower-cased, dot segments resolved, fragment dropped."""
+    if _ALREADY_NORMAL.fullmatch(url) and "/." not in url:
+        return url if url.count("/") > 2 else url + "/"
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -96,11 +102,14 @@ def extract(html: str, url: str) -> HtmlText:
     if base_node is not None:
         base = absolute_url(base_node.attributes.get("href") or "", url) or url
     links = []
+    resolved: dict[str, str | None] = {}  # navigation links repeat within a page
     for a in tree.css("a[href]"):
-        target = absolute_url(a.attributes.get("href") or "", base)
+        attrs = a.attributes
+        href = attrs.get("href") or ""
+        target = resolved[href] if href in resolved else resolved.setdefault(href, absolute_url(href, base))
         if target is None:
             continue
-        rel = (a.attributes.get("rel") or "").lower().split()
+        rel = (attrs.get("rel") or "").lower().split()
         links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()), "nofollow" in rel))
     tree.strip_tags(INVISIBLE_TAGS)
     root = tree.body or tree.root

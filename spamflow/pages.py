@@ -76,6 +76,60 @@ class Page:
         return {name: getattr(self, name) for name in PAGE_SCHEMA.names}
 
 
+class PageBatch:
+    """Pages buffered column by column, flushed as one Arrow table.
+
+    Building columns directly (words and links as flat arrays plus offsets) avoids a dict
+    per row; ``nbytes`` lets the writer flush by size so memory stays bounded whatever
+    the page size.
+    """
+
+    _SCALARS = [n for n in PAGE_SCHEMA.names if n not in ("words", "links")]
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.columns: dict[str, list[object]] = {n: [] for n in self._SCALARS}
+        self.words: list[str] = []
+        self.word_offsets = [0]
+        self.link_url: list[str] = []
+        self.link_anchor: list[str] = []
+        self.link_nofollow: list[bool] = []
+        self.link_offsets = [0]
+        self.nbytes = 0
+
+    def __len__(self) -> int:
+        return len(self.word_offsets) - 1
+
+    def append(self, page: Page) -> None:
+        for name in self._SCALARS:
+            self.columns[name].append(getattr(page, name))
+        self.words.extend(page.words)
+        self.word_offsets.append(len(self.words))
+        for link in page.links:
+            self.link_url.append(link["url"])  # type: ignore[arg-type]
+            self.link_anchor.append(link["anchor"])  # type: ignore[arg-type]
+            self.link_nofollow.append(link["nofollow"])  # type: ignore[arg-type]
+        self.link_offsets.append(len(self.link_url))
+        self.nbytes += 2 * page.html_bytes + 64 * len(page.words) + 200 * len(page.links)
+
+    def to_table(self) -> pa.Table:
+        arrays = []
+        for field in PAGE_SCHEMA:
+            if field.name == "words":
+                arrays.append(pa.ListArray.from_arrays(pa.array(self.word_offsets, pa.int32()),
+                                                       pa.array(self.words, pa.string())))
+            elif field.name == "links":
+                structs = pa.StructArray.from_arrays(
+                    [pa.array(self.link_url, pa.string()), pa.array(self.link_anchor, pa.string()),
+                     pa.array(self.link_nofollow, pa.bool_())], fields=list(field.type.value_type))
+                arrays.append(pa.ListArray.from_arrays(pa.array(self.link_offsets, pa.int32()), structs))
+            else:
+                arrays.append(pa.array(self.columns[field.name], field.type))
+        return pa.Table.from_arrays(arrays, schema=PAGE_SCHEMA)
+
+
 def doc_id_of(record_id: str) -> int:
     """Stable 63-bit id of a WARC-Record-ID (xxh3-64, top bit cleared so it fits int64 and
     JVM longs as a positive number).

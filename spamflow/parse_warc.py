@@ -8,14 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError
-from spamflow.pages import PAGE_SCHEMA, is_html_response, media_type, page_from_record
+from spamflow.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
 from spamflow.warc_records import BadRecord, WarcRecord, iter_records
 
 BATCH_ROWS = 512
+BATCH_BYTES = 128 << 20  # flush earlier when pages are large: memory stays flat
 
 
 @dataclass
@@ -43,7 +43,7 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
         counts[f"bad_{kind}"] += 1
         result.bad_records.append(entry)
 
-    rows: list[dict[str, object]] = []
+    batch = PageBatch()
     with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, compression="zstd") as writer:
         for item in iter_records(path, wants_payload=is_html_response, max_bytes=max_bytes):
             if isinstance(item, BadRecord):
@@ -67,13 +67,13 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
             if page.decode_errors:
                 problem(item.file, item.offset, "decode_errors",
                         f"{page.decode_errors} undecodable bytes replaced (charset {page.charset})")
-            rows.append(page.row())
+            batch.append(page)
             counts["pages"] += 1
-            if len(rows) >= BATCH_ROWS:
-                writer.write_table(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA))
-                rows.clear()
-        if rows:
-            writer.write_table(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA))
+            if len(batch) >= BATCH_ROWS or batch.nbytes >= BATCH_BYTES:
+                writer.write_table(batch.to_table())
+                batch.clear()
+        if len(batch):
+            writer.write_table(batch.to_table())
     counts["skipped_revisit"] = counts.get("records_revisit", 0)
     return result
 

@@ -6,7 +6,6 @@ import gzip
 
 import pyarrow as pa
 from conftest import shared_data
-
 from spamflow_obvious.features import obvious_features
 
 

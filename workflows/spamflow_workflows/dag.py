@@ -26,12 +26,13 @@ class RunOutcome:
     summary: str
 
 
-def final_tasks(plan: dict[str, PlannedStage], settings: RunSettings) -> list[StageTask]:
+def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSettings) -> list[StageTask]:
     """The stages nothing else requires: building them builds the whole DAG."""
     needed = {up for stage in plan.values() for up in stage.requires}
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
-    return [StageTask(stage=name, signature=stage.signature, plan_json=plan_json, runner=settings.runner,
-                      workers=settings.workers, strict=settings.strict, progress=settings.progress)
+    return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
+                      runner=settings.runner, workers=settings.workers, strict=settings.strict,
+                      progress=settings.progress)
             for name, stage in plan.items() if name not in needed]
 
 
@@ -46,7 +47,7 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
         build_args.update(scheduler_host=scheduler_host, scheduler_port=scheduler_port)
     else:
         build_args["local_scheduler"] = True
-    result = luigi.build(final_tasks(plan, settings), **build_args)
+    result = luigi.build(final_tasks(plan, config.workdir, settings), **build_args)
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
         and all(is_complete(stage) for stage in plan.values())
     ran = {name for name, stage in plan.items()

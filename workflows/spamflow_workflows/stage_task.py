@@ -21,6 +21,7 @@ from spamflow.stage_runner import STAGE_RECORD, run_stage
 class StageTask(luigi.Task):
     stage = luigi.Parameter(description="stage name, as in run.json")
     signature = luigi.Parameter(description="hash of the stage's parameters and upstream signatures")
+    workdir = luigi.Parameter(description="the run's work directory: the same stage in two workdirs is two tasks")
     plan_json = luigi.Parameter(significant=False, visibility=ParameterVisibility.PRIVATE)
     runner = luigi.Parameter(default="inline", significant=False)
     workers = luigi.IntParameter(default=1, significant=False)
