@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,10 +29,11 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
 def installed_plugin(tmp_path_factory) -> dict[str, str]:
     """pip-install the fixture plugin into its own folder; return the env that sees it."""
     target = tmp_path_factory.mktemp("site")
-    build = tmp_path_factory.mktemp("build")
+    source = tmp_path_factory.mktemp("src") / FIXTURE_PLUGIN.name
+    shutil.copytree(FIXTURE_PLUGIN, source)  # setuptools writes build/ beside the sources
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(FIXTURE_PLUGIN)],
-                   check=True, capture_output=True, cwd=build, timeout=300)
+                    "--no-index", "--target", str(target), str(source)],
+                   check=True, capture_output=True, timeout=300)
     return {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
 
 
