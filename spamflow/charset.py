@@ -63,19 +63,19 @@ def decode_html(body: bytes, content_type: str | None = None) -> Decoded:
             text, errors = _decode(body[len(bom):], codec)
             return Decoded(text, codec, "bom", errors)
     for source, label in (("http", charset_from_content_type(content_type)), ("meta", _meta_charset(body))):
-        codec = _codec(label)
-        if codec and not codec.startswith("utf-16"):  # a page in UTF-16 has a BOM; without one the label lies
-            text, errors = _decode(body, codec)
-            return Decoded(text, codec, source, errors)
+        declared = _codec(label)
+        if declared and not declared.startswith("utf-16"):  # a page in UTF-16 has a BOM; without one the label lies
+            text, errors = _decode(body, declared)
+            return Decoded(text, declared, source, errors)
     try:
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8", 0)
     except UnicodeDecodeError:
         pass
     best = from_bytes(body[:65536]).best()
-    codec = _codec(best.encoding) if best else None
-    if codec:
-        text, errors = _decode(body, codec)
-        return Decoded(text, codec, "detected", errors)
+    detected = _codec(best.encoding) if best else None
+    if detected:
+        text, errors = _decode(body, detected)
+        return Decoded(text, detected, "detected", errors)
     text, errors = _decode(body, "cp1252")
     return Decoded(text, "cp1252", "fallback", errors)
 

@@ -68,4 +68,5 @@ def write_manifest(workdir: Path, manifest: dict[str, Any]) -> Path:
 
 def read_manifest(workdir: str | Path) -> dict[str, Any]:
     with open(Path(workdir) / RUN_MANIFEST, encoding="utf-8") as fh:
-        return json.load(fh)  # type: ignore[no-any-return]
+        record: dict[str, Any] = json.load(fh)
+        return record

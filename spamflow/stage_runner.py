@@ -30,12 +30,14 @@ def load_stage_class(path: str) -> type[Stage]:
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
+    stage_class: type[Stage] = obj
+    return stage_class
 
 
 def read_stage_record(directory: str | Path) -> dict[str, Any]:
     with open(Path(directory) / STAGE_RECORD, encoding="utf-8") as fh:
-        return json.load(fh)  # type: ignore[no-any-return]
+        record: dict[str, Any] = json.load(fh)
+        return record
 
 
 def is_complete(stage: PlannedStage) -> bool:

@@ -71,3 +71,12 @@ def test_ruff_is_clean():
     out = subprocess.run([ruff, "check", "spamflow", "plugins", "workflows", "tests", "benchmarks"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "mypy").exists() and not shutil.which("mypy"),
+                    reason="mypy is not installed (pip install -e '.[test]')")
+def test_mypy_is_clean():
+    mypy = str(Path(sys.executable).parent / "mypy") if (Path(sys.executable).parent / "mypy").exists() else "mypy"
+    out = subprocess.run([mypy, "spamflow", "workflows/spamflow_workflows", "plugins/spamflow_obvious"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -11,8 +11,10 @@ import random
 import re
 import struct
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from . import sites as S
@@ -105,7 +107,7 @@ class _Page:
     special: bool = False  # charset/BOM/404 pages: not used as quilt sources
 
 
-def _links_of(url: str, ctx: PageContext, extra: list[str] = ()) -> list[str]:
+def _links_of(url: str, ctx: PageContext, extra: Sequence[str] = ()) -> list[str]:
     hrefs = [ln.href for ln in (*ctx.nav, *ctx.outlinks, *ctx.listing)] + list(extra)
     return [urljoin(url, h) for h in hrefs if not h.startswith("#")]
 
@@ -228,7 +230,7 @@ def _render_honest(plan: _HostPlan, snap: str) -> list[_Page]:
     about = ABOUT[t]
     pages: list[_Page] = []
 
-    def nav(from_path: str, extra: list[tuple[str, str]] = ()) -> list[Link]:
+    def nav(from_path: str, extra: Sequence[tuple[str, str]] = ()) -> list[Link]:
         items = [("/", "Home"), (about, "About")] + list(extra)
         return [Link(_href(plan.scheme, host, from_path, to), text) for to, text in items]
 
@@ -249,7 +251,7 @@ def _render_honest(plan: _HostPlan, snap: str) -> list[_Page]:
             _Page(url, 200, ctype_, body, "nonspam", "honest", _links_of(url, ctx), text=text, special=special)
         )
 
-    base = dict(site_name=site.name, footer=footer, tagline=site.tagline, style=plan.style)
+    base: dict[str, Any] = dict(site_name=site.name, footer=footer, tagline=site.tagline, style=plan.style)
     titles = {p: tx.title for p, tx in zip(paths, plan.texts)}
     intro = Section(None, (f"{site.name}: {site.tagline.lower()}.",))
     emit(
@@ -428,7 +430,7 @@ def _farm_pages(seed: int, snap: str) -> list[_Page]:
         for path, head in zip(paths, heads):
             paras = []
             for _ in range(3):
-                words = []
+                words: list[str] = []
                 while len(words) < 45:
                     words += (text_r.choice(filler) + " " + text_r.choice(kws)).split()
                 paras.append(" ".join(words).capitalize() + ".")
@@ -475,7 +477,7 @@ def _quilt_pages(seed: int, snap: str, honest: list[_Page], plans: list[_HostPla
         for sec in pg.text.sections:
             for para in sec.paragraphs:
                 if len(para.split()) >= 35:
-                    sources.setdefault(domain_of[urlsplit(pg.url).hostname], []).append((pg, para))
+                    sources.setdefault(domain_of[urlsplit(pg.url).hostname or ""], []).append((pg, para))
     domains = sorted(sources)
     out, truth = [], {}
     for host, _ip, name in S.QUILT_HOSTS:
@@ -662,7 +664,7 @@ def build_web(seed: int = 0) -> SyntheticWeb:
         truth["linkfarm"]["hosts"][snap] = [h for h, _ in S.FARM_SNAPSHOT_HOSTS[snap]]
         truth["spin"]["copies"][snap] = surls
         for pg in qpages + fpages + spages + _promoted_pages():
-            by_host.setdefault(urlsplit(pg.url).hostname, []).append(pg)
+            by_host.setdefault(urlsplit(pg.url).hostname or "", []).append(pg)
 
         # revisits: a few honest pages unchanged since snapshot 1
         revisit: dict[str, str] = {}
@@ -700,7 +702,7 @@ def build_web(seed: int = 0) -> SyntheticWeb:
                     fetches.append((pg.url, pg.status, pg.content_type, pg.body, "response"))
                 if pg.html and pg.status == 200:
                     edges.update(
-                        (host, urlsplit(ln).hostname)
+                        (host, urlsplit(ln).hostname or "")
                         for ln in pg.links
                         if urlsplit(ln).hostname and urlsplit(ln).hostname != host
                     )

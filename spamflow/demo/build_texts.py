@@ -112,7 +112,9 @@ def build_kjv(kjv_dir: Path) -> dict[str, dict]:
 def jargon_entries(text: str) -> list[tuple[str, list[str]]]:
     """Headword at column 0, grammar line at column 1, prose paragraphs indented by 4."""
     entries: list[tuple[str, list[str]]] = []
-    head, paras, block = None, [], []
+    head: str | None = None
+    paras: list[str] = []
+    block: list[str] = []
 
     def flush_block() -> None:
         if head and block and all(ln.startswith("    ") and not ln.startswith("     ") for ln in block):

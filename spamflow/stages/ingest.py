@@ -53,7 +53,9 @@ class IngestStage(Stage):
         if params.from_demo:
             warc_dir = ctx.inputs["demo"]["warc"]
             files = [(p, p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
-        rows, bad, total = [], [], 0
+        rows: list[dict[str, str | int]] = []
+        bad: list[dict[str, object]] = []
+        total = 0
         for path, label in files:
             snapshot = label or first_record_snapshot(path)
             if snapshot is None:
@@ -68,7 +70,7 @@ class IngestStage(Stage):
         with open(ctx.outdir / "warcs.jsonl", "w", encoding="utf-8") as out:
             for row in rows:
                 out.write(json.dumps(row) + "\n")
-        snapshots = sorted({r["snapshot"] for r in rows})
+        snapshots = {str(r["snapshot"]) for r in rows}
         return StageResult(
             outputs={"warcs": "warcs.jsonl"},
             counts={"files": len(rows), "bytes": total, "snapshots": len(snapshots), "bad_not_warc": len(bad)},

@@ -64,9 +64,9 @@ class ParseStage(Stage):
         for result in results:
             counts.update(result.counts)
             bad.extend(result.bad_records)
-        with open(ctx.outdir / "bad_records.jsonl", "w", encoding="utf-8") as out:
+        with open(ctx.outdir / "bad_records.jsonl", "w", encoding="utf-8") as fh:
             for entry in bad:
-                out.write(json.dumps(entry) + "\n")
+                fh.write(json.dumps(entry) + "\n")
         counts["files"] = len(jobs)
         return StageResult(outputs={"pages": "pages", "bad_records": "bad_records.jsonl"},
                            counts=dict(counts), bad_records=bad)
