@@ -117,9 +117,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
-    from spamflow_workflows import run_pipeline
-
     from spamflow.detector import RunSettings
+    from spamflow_workflows import run_pipeline
 
     model = config.model
     settings = RunSettings(runner=model.mapreduce.runner, workers=args.workers or model.workers,

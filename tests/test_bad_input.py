@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
-from warc_factory import Resp, html, warc_bytes
 
 from spamflow.errors import BadInputError
 from spamflow.parse_warc import parse_warc_file
+
+from warc_factory import Resp, html, warc_bytes
 
 
 def _pages(n, prefix="http://a.example.com/p"):

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
-from conftest import luigid_tasks
-from spamflow_workflows import run_pipeline
-from warc_factory import Resp, html, write_warc
 
 from spamflow.config import load_config
 from spamflow.detector import RunSettings
 from spamflow.plan import plan_run
+from spamflow_workflows import run_pipeline
+
+from conftest import luigid_tasks
+from warc_factory import Resp, html, write_warc
 
 CONFIG = """\
 workdir: out

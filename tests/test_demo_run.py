@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pyarrow.dataset as ds
-from conftest import luigid_tasks
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.cli import demo_config_path
+
+from conftest import luigid_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import gzip
 
 import pyarrow as pa
-from conftest import shared_data
+
 from spamflow_obvious.features import obvious_features
+
+from conftest import shared_data
 
 
 def test_counts_pages_per_snapshot_and_host():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import xxhash
-from warc_factory import Resp, html, write_warc
 
 from spamflow.parse_warc import parse_warc_file
+
+from warc_factory import Resp, html, write_warc
 
 
 def _parse(tmp_path, records, snapshot="2026-01", **kw):

@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from warc_factory import Resp, html, write_warc
 
 import spamflow
 from spamflow.detector import Detector
 from spamflow.errors import PluginError
 from spamflow.plugins import build_plugins
+
+from warc_factory import Resp, html, write_warc
 
 FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
