@@ -134,7 +134,9 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
         print(f"  {name:<12} {state:<8} {counts}")
     print(f"run.json: {outcome.manifest}")
     if not outcome.ok:
-        print(f"spamflow: run failed (Luigi status {outcome.status})\n{outcome.summary}", file=sys.stderr)
+        for stage, message in outcome.errors.items():
+            print(f"spamflow: stage {stage!r} failed: {message}", file=sys.stderr)
+        print(f"spamflow: run failed (Luigi status {outcome.status}); details in {outcome.manifest}", file=sys.stderr)
         return 1
     return 0
 

@@ -23,12 +23,14 @@ RUN_MANIFEST = "run.json"
 
 
 def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float,
-                   config_path: str | None, ran: set[str]) -> dict[str, Any]:
+                   config_path: str | None, ran: set[str], errors: dict[str, str] | None = None) -> dict[str, Any]:
     stages: dict[str, Any] = {}
     for name, stage in plan.items():
         if not is_complete(stage):
             stages[name] = {"complete": False, "directory": stage.directory, "params": stage.params,
                             "signature": stage.signature}
+            if errors and name in errors:
+                stages[name]["error"] = errors[name]
             continue
         record = read_stage_record(stage.directory)
         directory = Path(stage.directory)

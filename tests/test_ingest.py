@@ -66,7 +66,10 @@ def test_cli_strict_run_fails_naming_file_and_offset(tmp_path):
                             timeout=300)
     assert strict.returncode == 1
     assert f"a.warc.gz at offset {bad[0]['offset']}" in strict.stderr
-    assert json.loads((tmp_path / "strict-out" / "run.json").read_text())["status"] == "failed"
+    failed = json.loads((tmp_path / "strict-out" / "run.json").read_text())
+    assert failed["status"] == "failed"
+    assert failed["stages"]["parse"]["error"].startswith(f"{tmp_path / 'a.warc.gz'} at offset {bad[0]['offset']}: cut_short")
+    assert "Traceback" not in strict.stderr  # a bad-input error is a message, not a crash
 
 
 def test_stage_outputs_name_missing_outputs():

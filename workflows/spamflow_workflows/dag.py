@@ -15,7 +15,7 @@ from spamflow.manifest import build_manifest, write_manifest
 from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
 from spamflow.stage_runner import is_complete, read_stage_record
-from spamflow_workflows.stage_task import StageTask
+from spamflow_workflows.stage_task import FAILURES, StageTask
 
 
 @dataclass
@@ -24,6 +24,7 @@ class RunOutcome:
     status: str  # Luigi's summary status, e.g. SUCCESS, FAILED
     manifest: Path
     summary: str
+    errors: dict[str, str]  # failed stage -> message
 
 
 def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSettings) -> list[StageTask]:
@@ -47,12 +48,14 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
         build_args.update(scheduler_host=scheduler_host, scheduler_port=scheduler_port)
     else:
         build_args["local_scheduler"] = True
+    FAILURES.clear()
     result = luigi.build(final_tasks(plan, config.workdir, settings), **build_args)
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
         and all(is_complete(stage) for stage in plan.values())
     ran = {name for name, stage in plan.items()
            if name not in before and is_complete(stage) and read_stage_record(stage.directory)}
     manifest = build_manifest(plan, status="success" if ok else "failed", started=started,
-                              config_path=str(config.path) if config.path else None, ran=ran)
+                              config_path=str(config.path) if config.path else None, ran=ran,
+                              errors=dict(FAILURES))
     path = write_manifest(config.workdir, manifest)
-    return RunOutcome(ok, result.status.name, path, result.summary_text)
+    return RunOutcome(ok, result.status.name, path, result.summary_text, dict(FAILURES))

@@ -7,6 +7,7 @@ without reading YAML or loading plugins, and execution knobs never change a task
 from __future__ import annotations
 
 import json
+import logging
 from functools import cached_property
 from pathlib import Path
 
@@ -14,8 +15,25 @@ import luigi
 from luigi.parameter import ParameterVisibility
 
 from spamflow.detector import RunSettings
+from spamflow.errors import SpamflowError
 from spamflow.plan import PlannedStage
 from spamflow.stage_runner import STAGE_RECORD, run_stage
+
+FAILURES: dict[str, str] = {}
+"""Stage name -> error message of the stages that failed in this process's last build."""
+
+
+class _NoTracebackForInputErrors(logging.Filter):
+    """A SpamflowError already says what is wrong and where; Luigi's traceback adds noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], SpamflowError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+logging.getLogger("luigi-interface").addFilter(_NoTracebackForInputErrors())
 
 
 class StageTask(luigi.Task):
@@ -44,6 +62,11 @@ class StageTask(luigi.Task):
 
     def output(self) -> luigi.LocalTarget:
         return luigi.LocalTarget(str(Path(self.planned.directory) / STAGE_RECORD))
+
+    def on_failure(self, exception: BaseException) -> str:
+        message = str(exception) if isinstance(exception, SpamflowError) else f"{type(exception).__name__}: {exception}"
+        FAILURES[self.stage] = message
+        return message
 
     def run(self) -> None:
         upstream = {name: self.plan[name] for name in self.planned.requires}
