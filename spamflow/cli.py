@@ -133,6 +133,11 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
         counts = ", ".join(f"{k}={v}" for k, v in list(stage.get("counts", {}).items())[:6])
         print(f"  {name:<12} {state:<8} {counts}")
     print(f"run.json: {outcome.manifest}")
+    if outcome.ok and args.command == "demo":
+        stages = manifest["stages"]
+        print(f"pages (Parquet): {stages['parse']['outputs']['pages']}")
+        print(f"ground truth: {stages['demo']['outputs']['labels']} (pages.tsv, hosts.tsv) "
+              f"and {stages['demo']['outputs']['truth']}")
     if not outcome.ok:
         for stage, message in outcome.errors.items():
             print(f"spamflow: stage {stage!r} failed: {message}", file=sys.stderr)
