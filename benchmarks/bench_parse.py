@@ -20,7 +20,8 @@ What it does, all in one run (see benchmarks/README.md for the figures):
    the same functions one after the other on the same records, and splits ``extract`` itself.
 4. Compares HTML parsers on the same decoded HTML in the same process, each producing what
    ``spamflow.html_text.extract`` produces (title, visible words, links): selectolax Lexbor
-   (the chosen one), selectolax Modest, lxml.html, BeautifulSoup(html.parser), resiliparse.
+   (the chosen one), lxml.html, BeautifulSoup(html.parser), resiliparse (selectolax 1.0 removed
+   its Modest backend).
    A parser that cannot be imported is skipped and named.
 5. Prints the machine and a verdict against the targets: >= 1,000 pages/s on one core for
    ~50 KB pages; peak RSS < 1 GB and flat in the number of pages.
@@ -371,27 +372,6 @@ def _link(href: str | None, rel: str | list[str] | None, anchor: str, base: str)
     return Link(target, " ".join(anchor.split()), "nofollow" in (rel or "").lower().split())
 
 
-def make_modest() -> Callable[[str, str], HtmlText]:
-    from selectolax.parser import HTMLParser  # removed in selectolax 1.0 (raises ImportError)
-
-    def extract_modest(html: str, url: str) -> HtmlText:
-        tree = HTMLParser(html)
-        title_node = tree.css_first("title")
-        title = " ".join(title_node.text(deep=True).split()) if title_node else ""
-        base = url
-        base_node = tree.css_first("base[href]")
-        if base_node is not None:
-            base = absolute_url(base_node.attributes.get("href") or "", url) or url
-        links = [lk for a in tree.css("a[href]") if (lk := _link(a.attributes.get("href"), a.attributes.get("rel"),
-                                                                 a.text(deep=True, separator=" "), base))]
-        tree.strip_tags(INVISIBLE_TAGS)
-        root = tree.body or tree.root
-        text = root.text(deep=True, separator=" ") if root is not None else ""
-        return HtmlText(title, words(text), links)
-
-    return extract_modest
-
-
 def make_lxml() -> Callable[[str, str], HtmlText]:
     import lxml.html
     from lxml import etree
@@ -480,7 +460,6 @@ def make_resiliparse() -> Callable[[str, str], HtmlText]:
 
 PARSERS: list[tuple[str, Callable[[], Callable[[str, str], HtmlText]]]] = [
     ("selectolax Lexbor (chosen)", lambda: extract),
-    ("selectolax Modest", make_modest),
     ("lxml.html (libxml2)", make_lxml),
     ("BeautifulSoup html.parser", make_bs4),
     ("resiliparse (Lexbor) html2text", make_resiliparse),
