@@ -31,7 +31,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious",)
 class PluginInfo:
     name: str
     version: str
-    origin: str  # "builtin" or "entry point <dist name>"
+    origin: str  # "builtin", "entry point of <distribution>" or "registered in code"
     hooks: tuple[str, ...]
 
 
@@ -105,7 +105,8 @@ class SpamflowPlugins:
                 dist = dists[name]
                 out.append(PluginInfo(name, dist.version, f"entry point of {dist.project_name}", hooks))
             else:
-                out.append(PluginInfo(name, _module_version(plugin), "builtin", hooks))
+                origin = "builtin" if name in self._builtins else "registered in code"
+                out.append(PluginInfo(name, _module_version(plugin), origin, hooks))
         return out
 
 

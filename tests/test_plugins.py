@@ -99,6 +99,23 @@ class _DuplicatePlugin:
         register(_Obvious2)
 
 
+class _Extra(Detector):
+    name = "extra"
+
+
+class _ExtraPlugin:
+    @spamflow.hookimpl
+    def spamflow_register_detectors(self, register):
+        register(_Extra)
+
+
+def test_plugins_registered_in_code_are_listed_as_such():
+    plugins = build_plugins(extra={"embedded": _ExtraPlugin()})
+    origins = {p.name: p.origin for p in plugins.plugins()}
+    assert origins == {"spamflow_obvious": "builtin", "embedded": "registered in code"}
+    assert plugins.detectors["extra"].plugin == "embedded"
+
+
 def test_duplicate_detector_name_names_both_plugins():
     with pytest.raises(PluginError) as err:
         build_plugins(extra={"acme-detectors": _DuplicatePlugin()})
