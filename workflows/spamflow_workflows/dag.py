@@ -14,7 +14,7 @@ from spamflow.detector import RunSettings
 from spamflow.manifest import build_manifest, write_manifest
 from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
-from spamflow.stage_runner import is_complete, read_stage_record
+from spamflow.stage_runner import is_complete
 from spamflow_workflows.stage_task import FAILURES, StageTask
 
 
@@ -52,8 +52,7 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     result = luigi.build(final_tasks(plan, config.workdir, settings), **build_args)
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
         and all(is_complete(stage) for stage in plan.values())
-    ran = {name for name, stage in plan.items()
-           if name not in before and is_complete(stage) and read_stage_record(stage.directory)}
+    ran = {name for name, stage in plan.items() if name not in before and is_complete(stage)}
     manifest = build_manifest(plan, status="success" if ok else "failed", started=started,
                               config_path=str(config.path) if config.path else None, ran=ran,
                               errors=dict(FAILURES))
