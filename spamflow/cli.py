@@ -121,7 +121,8 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
     from spamflow_workflows import run_pipeline
 
     model = config.model
-    settings = RunSettings(runner=model.mapreduce.runner, workers=args.workers or model.workers,
+    settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
+                           workers=args.workers or model.workers,
                            strict=model.strict if args.strict is None else args.strict,
                            progress=not args.no_progress)
     host = None if args.local_scheduler else (args.scheduler_host or model.scheduler.host)

@@ -67,6 +67,8 @@ class MapReduceSection(_Section):
     """Where mrjob stages run.  Not part of any output's identity: switching redoes nothing."""
 
     runner: Runner = "inline"
+    args: list[str] = []
+    """Extra mrjob options for the runner, e.g. [--spark-master, "local[2]"] or [--hadoop-streaming-jar, PATH]."""
 
 
 class SchedulerSection(_Section):

@@ -44,6 +44,8 @@ class RunSettings:
     """Execution knobs: they change how a stage runs, never what it produces."""
 
     runner: str = "inline"
+    runner_args: tuple[str, ...] = ()
+    """Extra mrjob command-line options for the runner, e.g. ``("--spark-master", "local[2]")``."""
     workers: int = 1
     strict: bool = False
     progress: bool = True

@@ -24,7 +24,7 @@ from spamflow.errors import PluginError
 
 ENTRY_POINT_GROUP = "spamflow"
 LOAD_ENV = "SPAMFLOW_LOAD_PLUGINS"
-BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious",)
+BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious", "spamflow_quilt")
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,16 @@ def _error(project, text, plugins) -> str:
 
 
 def test_minimal_file_as_written(project, plugins):
-    if "quilt" in plugins.detectors and "hss" in plugins.detectors:
+    missing = [name for name in ("quilt", "hss") if name not in plugins.detectors]
+    if not missing:
         config = _load(project, MINIMAL, plugins)
         assert list(config.detectors) == ["quilt"]
-    else:  # until the quilt and hss plugins exist, the one error is the unknown detector
+        assert config.detectors["quilt"].model_dump() == {"k": 5, "m": 50, "c": 4, "theta": 0.5,
+                                                          "foreign": "domain", "phi": None}
+    else:  # until the hss plugin exists, the one error is that unknown detector
         message = _error(project, MINIMAL, plugins)
-        assert "line 7: detectors.quilt: unknown detector 'quilt'; available: obvious" in message
+        line = {"quilt": 7, "hss": 8}[missing[0]]
+        assert f"line {line}: detectors.{missing[0]}: unknown detector '{missing[0]}'; available: " in message
     without_detectors = MINIMAL.split("detectors:")[0]
     config = _load(project, without_detectors, plugins)
     assert config.model.mapreduce.runner == "local"
@@ -64,7 +68,7 @@ def test_unknown_top_level_key(project, plugins):
 
 def test_unknown_nested_key_lists_the_allowed_ones(project, plugins):
     message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nmapreduce:\n  runer: local\n", plugins)
-    assert "line 4: mapreduce.runer: unknown key 'runer'; allowed keys: runner" in message
+    assert "line 4: mapreduce.runer: unknown key 'runer'; allowed keys: args, runner" in message
 
 
 def test_runner_value_outside_the_allowed_set(project, plugins):
@@ -88,7 +92,7 @@ def test_missing_required_key(project, plugins):
 
 def test_unknown_detector_names_the_available_ones(project, plugins):
     message = _error(project, "workdir: w\ninput: {warc: [data/*]}\ndetectors:\n  qilt: {}\n", plugins)
-    assert "line 4: detectors.qilt: unknown detector 'qilt'; available: obvious" in message
+    assert f"line 4: detectors.qilt: unknown detector 'qilt'; available: {', '.join(plugins.detectors.names())}" in message
 
 
 def test_detector_parameter_errors(project, plugins):

@@ -14,10 +14,11 @@ import pytest
 import spamflow
 from spamflow.detector import Detector
 from spamflow.errors import PluginError
-from spamflow.plugins import build_plugins
+from spamflow.plugins import BUILTIN_PLUGINS, build_plugins
 
 from warc_factory import Resp, html, write_warc
 
+BUILTIN_DETECTORS = ["obvious", "quilt"]
 FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 
@@ -39,11 +40,12 @@ def installed_plugin(tmp_path_factory) -> dict[str, str]:
 
 
 def test_builtins_are_listed(plugins):
-    assert [p.name for p in plugins.plugins()] == ["spamflow_obvious"]
-    info = plugins.plugins()[0]
-    assert (info.origin, info.hooks) == ("builtin", ("spamflow_register_detectors",))
-    assert plugins.detectors.names() == ["obvious"]
+    assert [p.name for p in plugins.plugins()] == sorted(BUILTIN_PLUGINS)
+    for info in plugins.plugins():
+        assert (info.origin, info.hooks) == ("builtin", ("spamflow_register_detectors",))
+    assert plugins.detectors.names() == BUILTIN_DETECTORS
     assert plugins.detectors["obvious"].plugin == "spamflow_obvious"
+    assert plugins.detectors["quilt"].plugin == "spamflow_quilt"
 
 
 def test_external_plugin_is_listed_with_version_origin_and_schema(installed_plugin):
@@ -84,9 +86,9 @@ def test_external_plugin_is_selectable_and_runs(installed_plugin, tmp_path):
 
 def test_load_env_restricts_third_party_plugins(installed_plugin):
     out = cli("detectors", "--json", env={**installed_plugin, "SPAMFLOW_LOAD_PLUGINS": ""})
-    assert [d["name"] for d in json.loads(out.stdout)] == ["obvious"]
+    assert [d["name"] for d in json.loads(out.stdout)] == BUILTIN_DETECTORS
     out = cli("detectors", "--json", env={**installed_plugin, "SPAMFLOW_LOAD_PLUGINS": "wordcount"})
-    assert [d["name"] for d in json.loads(out.stdout)] == ["obvious", "wordcount"]
+    assert [d["name"] for d in json.loads(out.stdout)] == sorted(BUILTIN_DETECTORS + ["wordcount"])
 
 
 class _Obvious2(Detector):
@@ -112,7 +114,7 @@ class _ExtraPlugin:
 def test_plugins_registered_in_code_are_listed_as_such():
     plugins = build_plugins(extra={"embedded": _ExtraPlugin()})
     origins = {p.name: p.origin for p in plugins.plugins()}
-    assert origins == {"spamflow_obvious": "builtin", "embedded": "registered in code"}
+    assert origins == {**{name: "builtin" for name in BUILTIN_PLUGINS}, "embedded": "registered in code"}
     assert plugins.detectors["extra"].plugin == "embedded"
 
 

@@ -32,7 +32,8 @@ def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSetti
     needed = {up for stage in plan.values() for up in stage.requires}
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
     return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
-                      runner=settings.runner, workers=settings.workers, strict=settings.strict,
+                      runner=settings.runner, runner_args=settings.runner_args, workers=settings.workers,
+                      strict=settings.strict,
                       progress=settings.progress)
             for name, stage in plan.items() if name not in needed]
 

@@ -42,6 +42,7 @@ class StageTask(luigi.Task):
     workdir = luigi.Parameter(description="the run's work directory: the same stage in two workdirs is two tasks")
     plan_json = luigi.Parameter(significant=False, visibility=ParameterVisibility.PRIVATE)
     runner = luigi.Parameter(default="inline", significant=False)
+    runner_args = luigi.ListParameter(default=(), significant=False)
     workers = luigi.IntParameter(default=1, significant=False)
     strict = luigi.BoolParameter(default=False, significant=False)
     progress = luigi.BoolParameter(default=True, significant=False)
@@ -55,7 +56,8 @@ class StageTask(luigi.Task):
         return self.plan[self.stage]
 
     def settings(self) -> RunSettings:
-        return RunSettings(runner=self.runner, workers=self.workers, strict=self.strict, progress=self.progress)
+        return RunSettings(runner=self.runner, runner_args=tuple(self.runner_args), workers=self.workers,
+                           strict=self.strict, progress=self.progress)
 
     def requires(self) -> list[StageTask]:
         return [self.clone(stage=name, signature=sig) for name, sig in self.planned.requires.items()]

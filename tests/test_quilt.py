@@ -1,0 +1,172 @@
+"""The quilt detector: its MapReduce jobs against a brute-force reference of Najork's
+Section 2/3 definitions, on random corpora, on the inline and local runners."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+from spamflow_quilt.cover import greedy_cover
+from spamflow_quilt.detector import find_quilts
+from spamflow_quilt.params import QuiltParams
+from spamflow_quilt.shingle import gram_hashes
+
+from quilt_reference import grams, reference_quilts
+
+
+def random_corpus(seed: int, n: int = 40) -> list[dict]:
+    """Pages built from a few stock passages (so grams repeat), with exact duplicates,
+    empty and short pages, a phrase in more than m pages, and pages without an IP."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(25)]
+    passages = [[rng.choice(vocab) for _ in range(rng.randint(6, 14))] for _ in range(12)]
+    common = ["the", "same", "words", "on", "every", "page", "here"]
+    pages = []
+    for i in range(n):
+        kind = rng.random()
+        if kind < 0.08:
+            words = []
+        elif kind < 0.15:
+            words = [rng.choice(vocab) for _ in range(rng.randint(1, 3))]
+        elif kind < 0.25 and pages:
+            words = list(rng.choice(pages)["words"])  # an exact duplicate
+        else:
+            words = []
+            for _ in range(rng.randint(1, 5)):
+                words += rng.choice(passages) if rng.random() < 0.7 else [rng.choice(vocab) for _ in range(5)]
+            if rng.random() < 0.6:
+                words += common
+        doc_id = rng.randrange(1, 2**62)
+        pages.append({"doc_id": doc_id, "url": f"http://h{i % 7}.d{i % 5}.example/{i}", "words": words,
+                      "domain": f"d{i % 5}.example", "ip": None if i % 9 == 0 else f"127.0.0.{i % 4}",
+                      "links": []})
+    return pages
+
+
+def _shingles(pages: list[dict], k: int, path: Path) -> Path:
+    with open(path, "w") as fh:
+        for p in pages:
+            fh.write(json.dumps({"d": p["doc_id"], "g": gram_hashes(p["words"], k), "dom": p["domain"],
+                                 "ip": p["ip"]}) + "\n")
+    return path
+
+
+def _mr(pages, tmp_path, runner="inline", **params):
+    qp = QuiltParams(**params)
+    work = tmp_path / f"work-{runner}-{abs(hash(json.dumps(params, sort_keys=True)))}"
+    work.mkdir()
+    found = find_quilts(_shingles(pages, qp.k, work / "shingles.jsonl"), work, qp, runner)
+    return [{"doc_id": d, "n_grams": c["n_grams"], "n_patch_grams": c["n_patch_grams"],
+             "sources": [tuple(s) for s in c["sources"]]} for d, c in found]
+
+
+def _ref(pages, **params):
+    qp = QuiltParams(**params)
+    return [{"doc_id": q["doc_id"], "n_grams": q["n_grams"], "n_patch_grams": q["n_patch_grams"],
+             "sources": [(s["doc_id"], s["grams"]) for s in q["sources"]]}
+            for q in reference_quilts(pages, qp.k, qp.m, qp.c, qp.theta, qp.foreign, qp.phi)]
+
+
+PARAMS = [
+    {"k": 3, "m": 5, "c": 2, "theta": 0.5},
+    {"k": 2, "m": 8, "c": 3, "theta": 0.3},
+    {"k": 4, "m": 3, "c": 1, "theta": 0.0},
+    {"k": 3, "m": 50, "c": 2, "theta": 0.8},
+    {"k": 3, "m": 6, "c": 2, "theta": 0.4, "phi": 0.2},
+]
+
+
+@pytest.mark.parametrize("foreign", ["none", "domain", "ip"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_mapreduce_equals_the_brute_force_reference_inline(tmp_path, seed, foreign):
+    pages = random_corpus(seed)
+    found_any = 0
+    for params in PARAMS:
+        expected = _ref(pages, foreign=foreign, **params)
+        assert _mr(pages, tmp_path, foreign=foreign, **params) == expected, params
+        found_any += len(expected)
+    assert found_any > 0  # the corpora do contain quilts
+
+
+def test_mapreduce_equals_the_reference_on_the_local_runner(tmp_path):
+    pages = random_corpus(7, n=30)
+    for foreign in ("none", "domain"):
+        params = {"k": 3, "m": 5, "c": 2, "theta": 0.4, "foreign": foreign}
+        expected = _ref(pages, **params)
+        assert expected
+        assert _mr(pages, tmp_path, runner="local", **params) == expected
+
+
+def test_hand_worked_quilt():
+    # page 1 is stitched from pages 2, 3 and 4 (k=2); page 5 shares one gram with page 2
+    pages = [
+        {"doc_id": 1, "url": "u1", "words": "a b c d e f".split(), "domain": "q.example", "ip": "1", "links": [{"url": "u3"}]},
+        {"doc_id": 2, "url": "u2", "words": "x a b y".split(), "domain": "s.example", "ip": "2", "links": []},
+        {"doc_id": 3, "url": "u3", "words": "c d z".split(), "domain": "t.example", "ip": "3", "links": []},
+        {"doc_id": 4, "url": "u4", "words": "e f q".split(), "domain": "q.example", "ip": "4", "links": []},
+        {"doc_id": 5, "url": "u5", "words": "x a".split(), "domain": "r.example", "ip": "5", "links": []},
+    ]
+    # grams(1) = ab bc cd de ef; patch grams (df 2): ab (1,2), cd (1,3), ef (1,4); patchfrac 3/5
+    (q,) = reference_quilts(pages, k=2, m=3, c=3, theta=0.6)
+    assert (q["doc_id"], q["patchfrac"], q["n_patch_grams"]) == (1, 0.6, 3)
+    assert q["sources"] == [{"doc_id": 2, "url": "u2", "grams": 1}, {"doc_id": 3, "url": "u3", "grams": 1},
+                            {"doc_id": 4, "url": "u4", "grams": 1}]
+    assert q["linked_source_fraction"] == pytest.approx(1 / 3)
+    assert reference_quilts(pages, k=2, m=3, c=3, theta=0.61) == []  # patchfrac below θ
+    assert reference_quilts(pages, k=2, m=3, c=3, theta=0.6, foreign="domain") == []  # 4 is on q.example
+
+
+def test_greedy_cover_follows_the_paper_on_a_known_case():
+    # doc 10 covers {1,2,3}, doc 11 covers {3,4}, doc 12 covers {4}: greedy takes 10 (3 grams) then 11 (1 new)
+    pairs = [(10, 1), (10, 2), (10, 3), (11, 3), (11, 4), (12, 4)]
+    assert greedy_cover(pairs) == [(10, 3), (11, 1)]
+
+
+def _exact_min_cover(page_grams: set, candidates: dict[int, set]) -> int:
+    """Size of a truly minimal source set (brute force; tiny inputs only)."""
+    needed = {g for g in page_grams if any(g in s for s in candidates.values())}
+    for size in range(len(candidates) + 1):
+        for combo in itertools.combinations(candidates, size):
+            if needed <= set().union(*(candidates[d] for d in combo)):
+                return size
+    raise AssertionError("unreachable")
+
+
+def _exact_quilted(pages, k, m, c, theta) -> set[int]:
+    gram_sets = {p["doc_id"]: grams(p["words"], k) for p in pages}
+    df: dict = {}
+    for gs in gram_sets.values():
+        for g in gs:
+            df[g] = df.get(g, 0) + 1
+    quilted = set()
+    for d, gs in gram_sets.items():
+        patch = {g for g in gs if 1 < df[g] <= m}
+        if not gs or len(patch) / len(gs) < theta:
+            continue
+        cands = {d2: patch & g2 for d2, g2 in gram_sets.items() if d2 != d and patch & g2}
+        if _exact_min_cover(patch, cands) >= c:
+            quilted.add(d)
+    return quilted
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_theorems_1_to_3_monotonicity(seed):
+    pages = random_corpus(100 + seed, n=14)
+    k = 3
+
+    def greedy(m, c, theta):
+        return {q["doc_id"] for q in reference_quilts(pages, k, m, c, theta)}
+
+    # Theorems 1 and 2 hold for the greedy sources as for the exact ones
+    for m, c in ((4, 2), (6, 1)):
+        by_theta = [greedy(m, c, t) for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        assert all(a >= b for a, b in zip(by_theta, by_theta[1:]))
+    for m, theta in ((4, 0.3), (6, 0.5)):
+        by_c = [greedy(m, c, theta) for c in (1, 2, 3, 4)]
+        assert all(a >= b for a, b in zip(by_c, by_c[1:]))
+    # Theorem 3 is a property of the minimal cover; the paper notes greedy need not keep it
+    by_m = [_exact_quilted(pages, k, m, 2, 0.3) for m in (2, 3, 4, 6, 10)]
+    assert all(a <= b for a, b in zip(by_m, by_m[1:]))
