@@ -24,7 +24,8 @@ from spamflow.errors import PluginError
 
 ENTRY_POINT_GROUP = "spamflow"
 LOAD_ENV = "SPAMFLOW_LOAD_PLUGINS"
-BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious", "spamflow_quilt")
+BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious.plugin", "spamflow_quilt.plugin")
+"""Modules holding the built-in hook implementations; each is listed under its package name."""
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,14 @@ class SpamflowPlugins:
                 dist = dists[name]
                 out.append(PluginInfo(name, dist.version, f"entry point of {dist.project_name}", hooks))
             else:
-                origin = "builtin" if name in self._builtins else "registered in code"
+                origin = "builtin" if name in map(plugin_name, self._builtins) else "registered in code"
                 out.append(PluginInfo(name, _module_version(plugin), origin, hooks))
         return out
+
+
+def plugin_name(module_path: str) -> str:
+    """``spamflow_quilt.plugin`` is listed as ``spamflow_quilt``."""
+    return module_path.removesuffix(".plugin")
 
 
 def _module_version(module: Any) -> str:
@@ -139,7 +145,7 @@ def build_plugins(builtins: tuple[str, ...] = BUILTIN_PLUGINS, *, entry_points: 
     pm = pluggy.PluginManager("spamflow")
     pm.add_hookspecs(hookspecs)
     for module_path in builtins:
-        pm.register(importlib.import_module(module_path), name=module_path)
+        pm.register(importlib.import_module(module_path), name=plugin_name(module_path))
     if entry_points:
         _load_entry_points(pm)
     for name, obj in (extra or {}).items():

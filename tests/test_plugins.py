@@ -14,7 +14,7 @@ import pytest
 import spamflow
 from spamflow.detector import Detector
 from spamflow.errors import PluginError
-from spamflow.plugins import BUILTIN_PLUGINS, build_plugins
+from spamflow.plugins import BUILTIN_PLUGINS, build_plugins, plugin_name
 
 from warc_factory import Resp, html, write_warc
 
@@ -40,7 +40,7 @@ def installed_plugin(tmp_path_factory) -> dict[str, str]:
 
 
 def test_builtins_are_listed(plugins):
-    assert [p.name for p in plugins.plugins()] == sorted(BUILTIN_PLUGINS)
+    assert [p.name for p in plugins.plugins()] == sorted(map(plugin_name, BUILTIN_PLUGINS))
     for info in plugins.plugins():
         assert (info.origin, info.hooks) == ("builtin", ("spamflow_register_detectors",))
     assert plugins.detectors.names() == BUILTIN_DETECTORS
@@ -114,7 +114,7 @@ class _ExtraPlugin:
 def test_plugins_registered_in_code_are_listed_as_such():
     plugins = build_plugins(extra={"embedded": _ExtraPlugin()})
     origins = {p.name: p.origin for p in plugins.plugins()}
-    assert origins == {**{name: "builtin" for name in BUILTIN_PLUGINS}, "embedded": "registered in code"}
+    assert origins == {**{plugin_name(m): "builtin" for m in BUILTIN_PLUGINS}, "embedded": "registered in code"}
     assert plugins.detectors["extra"].plugin == "embedded"
 
 

@@ -6,15 +6,4 @@ Castillo et al. released them beside the link and content features of WEBSPAM-UK
 classifier.
 """
 
-from collections.abc import Callable
-
-from spamflow import hookimpl
-from spamflow.detector import Detector
-from spamflow_obvious.features import ObviousFeatures
-
 __version__ = "1.0.0"
-
-
-@hookimpl
-def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
-    register(ObviousFeatures)
