@@ -68,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                        ("detectors", "registered detectors: name, plugin, version, parameter schema")):
         p = sub.add_parser(name, help=f"list {what}", description=f"List {what}.")
         p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from spamflow.plugins import get_plugins
+
+    get_plugins().pm.hook.spamflow_register_commands(subparsers=sub)
     return parser
 
 
@@ -76,8 +80,8 @@ def demo_config_path() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return _dispatch(args)
     except ConfigError as exc:
         print(f"spamflow: config error: {exc}", file=sys.stderr)
@@ -89,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     from spamflow.plugins import get_plugins
+
+    if getattr(args, "handler", None) is not None:  # a command added by a plugin
+        return int(args.handler(args))
 
     plugins = get_plugins()
     if args.command == "plugins":

@@ -9,6 +9,7 @@ keeps the two in step.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 
 import pluggy
@@ -25,4 +26,14 @@ def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> N
     Fires once when the plugin manager is built, before any config is validated.  Each
     detector's ``name`` must be unique across all loaded plugins: a second plugin claiming a
     name is an error that names both plugins.  Returns nothing.
+    """
+
+
+@hookspec
+def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add subcommands to the ``spamflow`` command line.
+
+    Fires once when the command line is built.  Call ``subparsers.add_parser(NAME, help=...)``,
+    add arguments, and ``set_defaults(handler=FUNCTION)``; ``FUNCTION(args)`` runs the command
+    and returns the exit code.  A name already taken is an error.  Returns nothing.
     """

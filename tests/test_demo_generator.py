@@ -24,6 +24,7 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.demo import DemoHost, DemoPage, SyntheticWeb, build_web, write_demo
+from spamflow.words import words
 
 SNAPS = ("2026-01", "2026-02")
 PSL = PublicSuffixList()
@@ -389,3 +390,96 @@ def test_host_edges_match_parsed_links(demo, records):
     e1 = {tuple(e) for e in truth["host_edges"][SNAPS[0]] if e[0] in honest}
     e2 = {tuple(e) for e in truth["host_edges"][SNAPS[1]] if e[0] in honest}
     assert len(e1 & e2) >= 0.8 * len(e1)  # honest link structure is mostly stable
+
+
+# ------------------------------------------------------------------------------ quilt definition (Najork, Sec. 2)
+QK, QM, QC, QTHETA = 5, 50, 4, 0.5  # (k, m, c, theta) of configs/demo.yaml, foreign: domain
+
+
+def _corpus(records, snap: str) -> dict[str, list[str]]:
+    """URL -> words of the visible text of every HTML response of ``snap`` (the pipeline's page
+    table: revisits are not pages of their snapshot)."""
+    out = {}
+    for r in html_responses(records[snap]):
+        ctype = r["ctype"]
+        cs = ctype.split("charset=")[1] if "charset=" in ctype else "iso-8859-1"
+        out[r["url"]] = words(visible_text(r["body"].lstrip(b"\xef\xbb\xbf"), cs))
+    return out
+
+
+def _grams(ws: list[str], k: int = QK) -> set[tuple[str, ...]]:
+    return {tuple(ws[i : i + k]) for i in range(len(ws) - k + 1)}
+
+
+class QuiltOracle:
+    """patchfrac and the greedy foreign-domain source cover, with plain sets, per the paper."""
+
+    def __init__(self, corpus: dict[str, list[str]]):
+        self.grams = {url: _grams(ws) for url, ws in corpus.items()}
+        self.docs: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        for url, gs in self.grams.items():
+            for g in gs:
+                self.docs[g].add(url)
+        self.domain = {url: PSL.privatesuffix(urlsplit(url).hostname) for url in corpus}
+
+    def pgrams(self, url: str) -> set[tuple[str, ...]]:
+        return {g for g in self.grams[url] if 1 < len(self.docs[g]) <= QM}
+
+    def patchfrac(self, url: str) -> float:
+        return len(self.pgrams(url)) / len(self.grams[url]) if self.grams[url] else 0.0
+
+    def foreign_patchfrac(self, url: str) -> float:
+        """Stricter: only patch grams that some page on another registered domain shares."""
+        dom = self.domain[url]
+        shared = {g for g in self.pgrams(url) if any(self.domain[o] != dom for o in self.docs[g])}
+        return len(shared) / len(self.grams[url]) if self.grams[url] else 0.0
+
+    def sources(self, url: str) -> list[str]:
+        """C = {(d', g): d' on another domain, g a patch gram of both}; greedily take the d'
+        with the most pairs left (ties: smallest URL) and drop the grams it covers."""
+        dom = self.domain[url]
+        cover: dict[str, set] = defaultdict(set)
+        for g in self.pgrams(url):
+            for other in self.docs[g]:
+                if other != url and self.domain[other] != dom:
+                    cover[other].add(g)
+        out = []
+        while cover:
+            best = min(cover, key=lambda d: (-len(cover[d]), d))
+            taken = cover.pop(best)
+            out.append(best)
+            cover = {d: gs - taken for d, gs in cover.items() if gs - taken}
+        return out
+
+    def quilted(self, url: str) -> bool:
+        return self.patchfrac(url) >= QTHETA and len(self.sources(url)) >= QC
+
+
+def test_quilt_definition_holds_for_planted_quilts_and_no_honest_page(demo, records):
+    truth = truth_of(demo)
+    for snap in SNAPS:
+        oracle = QuiltOracle(_corpus(records, snap))
+        quilts = truth["quilts"][snap]
+        for url, q in quilts.items():
+            assert oracle.quilted(url), (snap, url, oracle.patchfrac(url), oracle.sources(url))
+            assert sorted(oracle.sources(url)) == q["sources"], (snap, url)
+            # outside its passages (glue, titles, ads, navigation) a quilt shares no 5-gram with another domain
+            copied = set().union(*(_grams(words(p["text"])) for p in q["passages"]))
+            for g in oracle.grams[url] - copied:
+                assert all(oracle.domain[o] == oracle.domain[url] for o in oracle.docs[g]), (snap, url, g)
+        honest = [u for u in oracle.grams if truth["hosts"][urlsplit(u).hostname]["kind"] == "honest"]
+        assert len(honest) > 200
+        for url in honest:
+            assert oracle.foreign_patchfrac(url) < QTHETA, (snap, url, oracle.foreign_patchfrac(url))
+            assert not oracle.quilted(url), (snap, url, oracle.patchfrac(url), oracle.sources(url))
+        # the builder's budget: a source page lends to at most 3 quilts and at most 25 % of its grams
+        lent: dict[str, set] = defaultdict(set)
+        users: dict[str, set] = defaultdict(set)
+        for url, q in quilts.items():
+            for p in q["passages"]:
+                assert p["source"] in oracle.grams, (snap, p["source"])  # a page of this snapshot
+                lent[p["source"]] |= _grams(words(p["text"]))
+                users[p["source"]].add(url)
+        for src, gs in lent.items():
+            assert len(users[src]) <= 3, (snap, src)
+            assert gs <= oracle.grams[src] and len(gs) <= 0.25 * len(oracle.grams[src]), (snap, src)

@@ -57,8 +57,27 @@ def test_demo_writes_run_json_and_one_page_row_per_html_response(tmp_path):
     labels = Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv"
     labelled = {line.split("\t")[0] for line in labels.read_text().splitlines()[1:]}
     assert set(pages["host"].to_pylist()) <= labelled
+    _check_quilts(stages)
     again = _demo(tmp_path / "demo")
     assert not any(s["ran_now"] for s in again["stages"].values())
+
+
+def _check_quilts(stages: dict) -> None:
+    """Every planted quilted page is found with exactly its planted sources; no honest page is."""
+    labels = Path(stages["demo"]["outputs"]["labels"]) / "pages.tsv"
+    kind = {}
+    for line in labels.read_text().splitlines()[1:]:
+        snapshot, url, _label, page_kind = line.split("\t")
+        kind[(snapshot, url)] = page_kind
+    truth = json.loads(Path(stages["demo"]["outputs"]["truth"]).read_text())["quilts"]
+    found = {(q["snapshot"], q["url"]): q for q in map(json.loads, open(stages["quilt"]["outputs"]["quilts"]))}
+    assert not [key for key in found if kind[key] == "honest"]
+    planted = {(snap, url): {p["source"] for p in quilt["passages"]}
+               for snap, quilts in truth.items() for url, quilt in quilts.items()}
+    assert len(planted) == 48
+    for key, sources in planted.items():
+        assert key in found, key
+        assert {s["url"] for s in found[key]["sources"]} == sources, key
 
 
 def test_demo_config_is_the_shipped_one():

@@ -170,3 +170,10 @@ def test_theorems_1_to_3_monotonicity(seed):
     # Theorem 3 is a property of the minimal cover; the paper notes greedy need not keep it
     by_m = [_exact_quilted(pages, k, m, 2, 0.3) for m in (2, 3, 4, 6, 10)]
     assert all(a <= b for a, b in zip(by_m, by_m[1:]))
+
+
+def test_attribution_compares_urls_as_parse_normalises_them():
+    from spamflow_quilt.detector import normal_url
+
+    assert normal_url("HTTP://Example.COM") == "http://example.com/"
+    assert normal_url("http://example.com/a/./b#x") == "http://example.com/a/b"

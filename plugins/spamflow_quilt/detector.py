@@ -4,6 +4,7 @@ attribution and per-host counts."""
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.html_text import absolute_url
 from spamflow.mr import run_job
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.mr_patch_fraction import MRPatchFraction
@@ -31,23 +33,51 @@ HOST_SCHEMA = pa.schema([
 
 def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
                 runner_args: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
-    """Jobs (a), (b), (c) over one shingle file: [(doc_id, cover record)], by doc_id."""
+    """Jobs (a), (b), (c) over one shingle file: [(doc_id, cover record)], by doc_id.
+
+    Each job's output lands under ``work`` in a folder named by the parameters it depends
+    on (``m50/``, ``m50/theta0.5/``, ``m50/theta0.5/c4-domain-phiNone/``) and is reused when
+    it is already there, so a parameter sweep redoes only what a changed parameter touches.
+    """
     m = ["--m", str(params.m)]
-    patch_grams = run_job(MRGramDocumentFrequency, [shingles], work / "patch_grams.tsv", runner=runner,
-                          args=m, runner_args=runner_args)
-    patchy = run_job(MRPatchFraction, [shingles, patch_grams], work / "patchy_pages.tsv", runner=runner,
-                     args=[*m, "--theta", repr(params.theta)], runner_args=runner_args)
+    df_dir = work / f"m{params.m}"
+    patchy_dir = df_dir / f"theta{params.theta!r}"
+    cover_dir = patchy_dir / f"c{params.c}-{params.foreign}-phi{params.phi!r}"
+    cover_dir.mkdir(parents=True, exist_ok=True)
+
+    def job(job_class: type, inputs: list[Path], output: Path, args: list[str]) -> Path:
+        if output.exists():
+            return output
+        return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
+
+    patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv", m)
+    patchy = job(MRPatchFraction, [shingles, patch_grams], patchy_dir / "patchy_pages.tsv",
+                 [*m, "--theta", repr(params.theta)])
     cover_args = [*m, "--c", str(params.c), "--foreign", params.foreign]
     if params.phi is not None:
         cover_args += ["--phi", repr(params.phi)]
-    covers = run_job(MRQuiltCover, [shingles, patch_grams, patchy], work / "covers.tsv", runner=runner,
-                     args=cover_args, runner_args=runner_args)
+    covers = job(MRQuiltCover, [shingles, patch_grams, patchy], cover_dir / "covers.tsv", cover_args)
     found = []
     with open(covers, encoding="utf-8") as fh:
         for line in fh:
             key, value = line.split("\t", 1)
             found.append((json.loads(key), json.loads(value)))
     return sorted(found)
+
+
+def shingled(pages: Path, work: Path, k: int, snapshot: str) -> tuple[Path, dict[str, int]]:
+    """The snapshot's shingle file for k under ``work/<snapshot>/k<k>/`` (reused if there)."""
+    folder = work / snapshot / f"k{k}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "shingles.jsonl"
+    counts_path = folder / "shingle_counts.json"
+    if path.exists() and counts_path.exists():
+        return path, json.loads(counts_path.read_text())
+    tmp = folder / f".shingles.jsonl.tmp-{os.getpid()}"
+    counts = write_shingles(pages, tmp, k, snapshot=snapshot)
+    tmp.replace(path)
+    counts_path.write_text(json.dumps(counts))
+    return path, counts
 
 
 class QuiltDetector(Detector):
@@ -68,11 +98,10 @@ class QuiltDetector(Detector):
         counts: Counter[str] = Counter()
         quilts: list[dict] = []
         for snapshot in snapshots:
-            work = ctx.outdir / "work" / snapshot
-            work.mkdir(parents=True)
-            shingles = work / "shingles.jsonl"
-            counts.update(write_shingles(pages_path, shingles, params.k, snapshot=snapshot))
-            for doc_id, cover in find_quilts(shingles, work, params, ctx.settings.runner, ctx.settings.runner_args):
+            shingles, shingle_counts = shingled(pages_path, ctx.outdir / "work", params.k, snapshot)
+            counts.update(shingle_counts)
+            for doc_id, cover in find_quilts(shingles, shingles.parent, params, ctx.settings.runner,
+                                             ctx.settings.runner_args):
                 quilts.append({"doc_id": doc_id, "snapshot": snapshot, **cover})
         self._attach_pages(pages, quilts)
         with open(ctx.outdir / "quilts.jsonl", "w", encoding="utf-8") as fh:
@@ -94,12 +123,17 @@ class QuiltDetector(Detector):
         info = {r["doc_id"]: r for r in rows.to_pylist()}
         for quilt in quilts:
             page = info[quilt["doc_id"]]
-            linked = {link["url"] for link in page["links"] or []}
+            linked = {link["url"] for link in page["links"] or []}  # normalised by parse, as below
             sources = [{"doc_id": s, "url": info[s]["url"], "grams": n} for s, n in quilt.pop("sources")]
             n_patch, n_grams = quilt.pop("n_patch_grams"), quilt.pop("n_grams")
             quilt.update(url=page["url"], host=page["host"], patchfrac=n_patch / n_grams, n_grams=n_grams,
                          n_patch_grams=n_patch, sources=sources,
-                         linked_source_fraction=sum(s["url"] in linked for s in sources) / len(sources))
+                         linked_source_fraction=sum(normal_url(s["url"]) in linked for s in sources) / len(sources))
+
+
+def normal_url(url: str) -> str:
+    """A page's WARC-Target-URI normalised as parse normalises link URLs."""
+    return absolute_url(url, url) or url
 
 
 def _host_summary(meta: pa.Table, quilts: list[dict]) -> pa.Table:

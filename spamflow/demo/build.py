@@ -6,17 +6,20 @@ string derived from ``seed``, so ``build_web(seed)`` always returns the same web
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import random
 import re
 import struct
 import zlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ..words import words as _words
 from . import sites as S
 from .spinner import parse_dictionary, spin
 from .templates import (
@@ -25,6 +28,7 @@ from .templates import (
     PageContext,
     Style,
     blog_platform,
+    esc,
     farm,
     not_found,
     quilt,
@@ -264,15 +268,8 @@ def _render_honest(plan: _HostPlan, snap: str) -> list[_Page]:
             **base,
         ),
     )
-    # about pages must not share long boilerplate across sites (that would look like quilting)
-    r = _rng(0, "about", plan.host)  # the same in every seed: a site keeps its history
-    about_text = Section(
-        None,
-        (
-            f"{site.name} was started in {r.randint(2003, 2019)} by {r.choice(S.FOUNDERS)}.",
-            S.SOURCE_NOTES[_source_of(plan)],
-        ),
-    )
+    # About pages: text written for this host alone (honest sites on different domains share no runs of words)
+    about_text = Section(None, S.ABOUT_TEXTS[host])
     emit(about, PageContext(title=f"About {site.name}", sections=[about_text], nav=nav(about), **base))
     for n, (path, text) in enumerate(zip(paths, plan.texts)):
         neighbours = []
@@ -321,11 +318,6 @@ def _render_honest(plan: _HostPlan, snap: str) -> list[_Page]:
             )
         )
     return pages
-
-
-def _source_of(plan: _HostPlan) -> str:
-    coll = next(c for label, c, _ in plan.site.hosts if f"{label}.{plan.site.domain}" == plan.host)
-    return coll.split("-")[0]
 
 
 def _assets(plan: _HostPlan) -> list[_Page]:
@@ -467,48 +459,172 @@ def _farm_pages(seed: int, snap: str) -> list[_Page]:
     return out
 
 
-def _quilt_pages(seed: int, snap: str, honest: list[_Page], plans: list[_HostPlan]) -> tuple[list[_Page], dict]:
-    """Najork's quilted pages: each stitched from 4-8 verbatim passages of >= 4 foreign domains."""
-    domain_of = {p.host: p.site.domain for p in plans}
-    sources: dict[str, list[tuple[_Page, str]]] = {}  # domain -> [(page, paragraph)]
-    for pg in honest:
-        if pg.text is None or pg.special or pg.status != 200:
-            continue
-        for sec in pg.text.sections:
-            for para in sec.paragraphs:
+QUILT_SHARE = 0.25  # per snapshot, quilts copy at most this fraction of a source page's distinct 5-grams
+QUILT_USES = 3  # per snapshot, at most this many quilt pages copy from one source page
+QUILT_PATCHY = 0.4  # ... and lent plus already shared 5-grams at most this fraction (theta is 0.5)
+QUILT_K = 5  # gram length the budget and the uniqueness check count in (the demo's quilt k)
+
+
+def _grams(ws: Sequence[str], k: int = QUILT_K) -> set[tuple[str, ...]]:
+    return {tuple(ws[i : i + k]) for i in range(len(ws) - k + 1)}
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _para_grams(para: str) -> frozenset[tuple[str, ...]]:
+    """The 5-grams of one honest paragraph (the same paragraphs recur in every snapshot)."""
+    return frozenset(_grams(_words(para)))
+
+
+def _gaps(used: list[tuple[int, int]], n: int, least: int) -> list[tuple[int, int]]:
+    """Free [lo, hi) token ranges of a paragraph of n tokens, at least ``least`` long."""
+    out, lo = [], 0
+    for a, b in sorted(used) + [(n, n)]:
+        if a - lo >= least:
+            out.append((lo, a))
+        lo = max(lo, b)
+    return out
+
+
+class _PassagePicker:
+    """Chooses quilt passages for one snapshot so that each honest source page lends at most
+    QUILT_SHARE of its distinct 5-grams to at most QUILT_USES quilt pages (and, with the 5-grams it
+    already shares with other honest pages, at most QUILT_PATCHY), passages never overlap, and
+    every copied 5-gram occurs on no other honest page (so a passage's source is the one page a
+    greedy source cover can find for it)."""
+
+    def __init__(self, honest: list[_Page], domain_of: dict[str, str], exclude: set[str]):
+        self.grams: dict[str, int] = {}  # url -> distinct 5-grams inside its paragraphs (a lower bound)
+        page_grams_of: dict[str, set[tuple[str, ...]]] = {}
+        owners: Counter[tuple[str, ...]] = Counter()  # 5-gram -> honest pages having it
+        self.paras: dict[str, list[tuple[str, int, str]]] = {}  # domain -> [(url, paragraph no, paragraph)]
+        for pg in honest:
+            if pg.text is None:
+                continue
+            paras = [para for sec in pg.text.sections for para in sec.paragraphs]
+            page_grams: set[tuple[str, ...]] = set()
+            for para in paras:
+                page_grams |= _para_grams(para)
+            owners.update(page_grams)
+            self.grams[pg.url] = len(page_grams)
+            page_grams_of[pg.url] = page_grams
+            if pg.special or pg.status != 200 or pg.url in exclude:
+                continue
+            for i, para in enumerate(paras):
                 if len(para.split()) >= 35:
-                    sources.setdefault(domain_of[urlsplit(pg.url).hostname or ""], []).append((pg, para))
-    domains = sorted(sources)
+                    self.paras.setdefault(domain_of[urlsplit(pg.url).hostname or ""], []).append((pg.url, i, para))
+        self.shared = {g for g, n in owners.items() if n > 1}
+        self.known = set(owners)  # every 5-gram of honest prose (and, via ``forbid``, of other pages)
+        self.limit = {  # url -> most 5-grams it may lend
+            url: min(int(QUILT_SHARE * n), int(QUILT_PATCHY * n) - len(page_grams_of[url] & self.shared))
+            for url, n in self.grams.items()
+        }
+        self.lent: dict[str, set[tuple[str, ...]]] = {}  # url -> 5-grams copied into quilts
+        self.users: dict[str, set[str]] = {}  # url -> quilt pages copying from it
+        self.used: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (url, paragraph) -> copied token ranges
+
+    def domains(self) -> list[str]:
+        return sorted(self.paras)
+
+    def forbid(self, text: str) -> None:
+        self.known |= _grams(_words(text))
+
+    def clean(self, before: str, middle: str, after: str) -> bool:
+        """Does ``before middle after`` have no 5-gram outside ``before`` and ``after`` that
+        another page has?  (Glue next to a passage must not echo a third page.)"""
+        head, tail = _words(before)[-(QUILT_K - 1) :], _words(after)[: QUILT_K - 1]
+        return not _grams(head + _words(middle) + tail) & self.known
+
+    def pick(self, r: random.Random, domain: str, quilt_url: str, taken: set[str]) -> tuple[str, str] | None:
+        """A (source url, passage) from ``domain`` for ``quilt_url``, or None if the domain is spent."""
+        cands = self.paras[domain]
+        for url, i, para in r.sample(cands, len(cands)):
+            users = self.users.setdefault(url, set())
+            if url in taken or len(users) >= QUILT_USES:
+                continue
+            lent = self.lent.setdefault(url, set())
+            room = self.limit[url] - len(lent) + QUILT_K - 1  # words the budget allows
+            toks = para.split()
+            used = self.used.setdefault((url, i), [])
+            gaps = _gaps(used, len(toks), 30)
+            if room < 30 or not gaps:
+                continue
+            lo, hi = r.choice(gaps)
+            n = r.randint(30, min(80, hi - lo, room))
+            start = r.randint(lo, hi - n)
+            passage = " ".join(toks[start : start + n])
+            grams = _grams(_words(passage))
+            if grams & self.shared or len(lent | grams) > self.limit[url]:
+                continue
+            lent |= grams
+            users.add(quilt_url)
+            used.append((start, start + n))
+            return url, passage
+        return None
+
+
+def _quilt_pages(
+    seed: int, snap: str, honest: list[_Page], plans: list[_HostPlan], exclude: set[str], others_text: list[str]
+) -> tuple[list[_Page], dict]:
+    """Najork's quilted pages: each stitched from 4-8 verbatim passages of >= 4 foreign domains.
+    Pages in ``exclude`` (revisits: not pages of this snapshot) lend nothing; glue never forms a
+    5-gram found in honest prose or in ``others_text``."""
+    picker = _PassagePicker(honest, {p.host: p.site.domain for p in plans}, exclude)
+    for text in others_text:
+        picker.forbid(text)
+    domains = picker.domains()
+    r = _rng(seed, "quilt", snap)
     out, truth = [], {}
     for host, _ip, name in S.QUILT_HOSTS:
-        r = _rng(seed, "quilt", host, snap)
-        paths = [f"/{slugify(t)}.html" for t in S.QUILT_TITLES]
-        for path, title in zip(paths, S.QUILT_TITLES):
+        titles = S.QUILT_TITLES[host]
+        tagline = S.QUILT_TAGLINES[host]
+        paths = [f"/{slugify(t)}.html" for t in titles]
+
+        def ads(host: str = host) -> tuple[list[tuple[str, str]], str]:
+            promo = [(_promo_link(r)[0], r.choice(S.QUILT_ADS[host])) for _ in range(2)]
+            return promo, " ".join(f'<a href="{u}" class="ad">{esc(t)}</a>' for u, t in promo)
+
+        for path, title in zip(paths, titles):
+            url = f"http://{host}{path}"
             k = r.randint(4, 8)
-            doms = r.sample(domains, 4) + [r.choice(domains) for _ in range(k - 4)]
-            r.shuffle(doms)
-            paras, passages = [], []
-            for d in doms:
-                pg, para = r.choice(sources[d])
-                words = para.split()
-                n = r.randint(30, min(80, len(words)))
-                start = r.randint(0, len(words) - n)
-                passage = " ".join(words[start : start + n])
-                paras.append(f"{r.choice(S.QUILT_GLUE)} {passage}")
-                passages.append({"source": pg.url, "text": passage})
-            promo = [_promo_link(r) for _ in range(2)]
-            extra = " ".join(f'<a href="{u}" class="ad">{t}</a>' for u, t in promo)
-            others = [Link(p, t) for p, t in zip(paths, S.QUILT_TITLES) if p != path]
+            wanted = r.sample(domains, 4) + [r.choice(domains) for _ in range(k - 4)]
+            passages, doms = [], []
+            taken: set[str] = set()
+            spare = [d for d in r.sample(domains, len(domains)) if d not in wanted[:4]]
+            for d in wanted:
+                got = picker.pick(r, d, url, taken)
+                while got is None:  # this domain has nothing left to lend: take one not used yet
+                    d = next(x for x in spare if x not in doms)
+                    spare.remove(d)
+                    got = picker.pick(r, d, url, taken)
+                src, passage = got
+                taken.add(src)
+                doms.append(d)
+                passages.append({"source": src, "text": passage})
+            paras, before = [], title
+            for p in passages:
+                glues = S.QUILT_GLUE[host]
+                glue = next((g for g in r.sample(glues, len(glues)) if picker.clean(before, g, p["text"])), None)
+                if glue is None:
+                    raise RuntimeError(f"no clean glue before {p['text']!r}")
+                paras.append(f"{glue} {p['text']}")
+                before = p["text"]
+            promo, extra = ads()
+            others = [Link(p, t) for p, t in zip(paths, titles) if p != path]
+            for _ in range(100):  # the first link after the last passage must not echo a third page either
+                nav = r.sample(others, 4)
+                if picker.clean(before, "", nav[0].text):
+                    break
+            else:
+                raise RuntimeError(f"no clean link after {before!r}")
             ctx = PageContext(
                 site_name=name,
                 title=title,
-                tagline="Wisdom, quotes and life advice",
+                tagline=tagline,
                 sections=[Section(None, tuple(paras))],
-                nav=r.sample(others, 4),
+                nav=nav,
                 footer=f"\u00a9 2026 {name}",
                 extra_html=extra,
             )
-            url = f"http://{host}{path}"
             out.append(
                 _Page(
                     url,
@@ -526,15 +642,15 @@ def _quilt_pages(seed: int, snap: str, honest: list[_Page], plans: list[_HostPla
                 "source_domains": sorted(set(doms)),
                 "passages": passages,
             }
-        promo = [_promo_link(r) for _ in range(2)]
+        promo, extra = ads()
         ctx = PageContext(
             site_name=name,
             title=name,
-            tagline="Wisdom, quotes and life advice",
+            tagline=tagline,
             sections=[],
-            nav=[Link(p, t) for p, t in zip(paths, S.QUILT_TITLES)],
+            nav=[Link(p, t) for p, t in zip(paths, titles)],
             footer=f"\u00a9 2026 {name}",
-            extra_html=" ".join(f'<a href="{u}" class="ad">{t}</a>' for u, t in promo),
+            extra_html=extra,
         )
         url = f"http://{host}/"
         out.insert(
@@ -657,14 +773,6 @@ def build_web(seed: int = 0) -> SyntheticWeb:
         for p in plans:
             by_host[p.host] = _render_honest(p, snap) + _assets(p)
         honest = [pg for pages in by_host.values() for pg in pages if pg.html]
-        qpages, qtruth = _quilt_pages(seed, snap, honest, plans)
-        truth["quilts"][snap] = qtruth
-        fpages = _farm_pages(seed, snap)
-        spages, surls = _spin_pages(seed, snap, copies)
-        truth["linkfarm"]["hosts"][snap] = [h for h, _ in S.FARM_SNAPSHOT_HOSTS[snap]]
-        truth["spin"]["copies"][snap] = surls
-        for pg in qpages + fpages + spages + _promoted_pages():
-            by_host.setdefault(urlsplit(pg.url).hostname or "", []).append(pg)
 
         # revisits: a few honest pages unchanged since snapshot 1
         revisit: dict[str, str] = {}
@@ -684,6 +792,17 @@ def build_web(seed: int = 0) -> SyntheticWeb:
             for n, url in enumerate(sorted(r.sample(same, 8))):
                 revisit[url] = "server-not-modified" if n % 2 == 0 else "identical-payload-digest"
             truth["revisits"][snap] = revisit
+
+        # quilts copy only from pages of this snapshot: a revisit is not a page of its snapshot
+        spun = [text for pair in copies.values() for text in pair]
+        qpages, qtruth = _quilt_pages(seed, snap, honest, plans, set(revisit), spun)
+        truth["quilts"][snap] = qtruth
+        fpages = _farm_pages(seed, snap)
+        spages, surls = _spin_pages(seed, snap, copies)
+        truth["linkfarm"]["hosts"][snap] = [h for h, _ in S.FARM_SNAPSHOT_HOSTS[snap]]
+        truth["spin"]["copies"][snap] = surls
+        for pg in qpages + fpages + spages + _promoted_pages():
+            by_host.setdefault(urlsplit(pg.url).hostname or "", []).append(pg)
 
         pages: list[DemoPage] = []
         t = SNAPSHOT_START[snap]

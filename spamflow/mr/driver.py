@@ -10,6 +10,7 @@ into a local file (a local ``--output-dir`` breaks mrjob's Spark runner).
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
 import tempfile
@@ -20,6 +21,8 @@ from pathlib import Path
 from mrjob.job import MRJob
 
 from spamflow.errors import SpamflowError
+
+logging.getLogger("mrjob.conf").setLevel(logging.ERROR)  # "No configs specified" on every --no-conf run
 
 
 @functools.cache
@@ -34,12 +37,20 @@ def package_zip(package: str) -> Path:
     return out
 
 
+def _spark_is_local(runner_args: Sequence[str]) -> bool:
+    args = list(runner_args)
+    master = args[args.index("--spark-master") + 1] if "--spark-master" in args[:-1] else "local"
+    return master.startswith("local")
+
+
 def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
             args: Sequence[str] = (), runner_args: Sequence[str] = ()) -> Path:
     """Run ``job_class`` over ``inputs`` and write its output lines to ``output``."""
     argv = ["-r", runner, *runner_args, *map(str, args)]
     if runner in ("inline", "local"):
-        argv.insert(2, "--no-conf")  # laptops: ignore ~/.mrjob.conf; clusters read it
+        argv[2:2] = ["--no-conf", "--quiet"]  # laptops: ignore ~/.mrjob.conf, no chatter; clusters read it
+    if runner == "spark" and "--python-bin" not in runner_args and _spark_is_local(runner_args):
+        argv += ["--python-bin", sys.executable]  # local Spark workers: this interpreter, not python3 on PATH
     if runner != "inline":
         argv += ["--py-files", str(package_zip(job_class.__module__.split(".")[0]))]
     argv += [str(p) for p in inputs]

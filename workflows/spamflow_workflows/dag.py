@@ -27,9 +27,12 @@ class RunOutcome:
     errors: dict[str, str]  # failed stage -> message
 
 
-def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSettings) -> list[StageTask]:
-    """The stages nothing else requires: building them builds the whole DAG."""
+def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSettings,
+                targets: set[str] | None = None) -> list[StageTask]:
+    """The stages nothing else requires (or ``targets``): building them builds the DAG."""
     needed = {up for stage in plan.values() for up in stage.requires}
+    if targets is not None:
+        needed = set(plan) - targets
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
     return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
                       runner=settings.runner, runner_args=settings.runner_args, workers=settings.workers,
@@ -39,8 +42,10 @@ def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSetti
 
 
 def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings, *,
-                 scheduler_host: str | None = None, scheduler_port: int = 8082) -> RunOutcome:
-    """Run every stage of ``config`` that is not already complete; always write run.json."""
+                 scheduler_host: str | None = None, scheduler_port: int = 8082,
+                 targets: set[str] | None = None) -> RunOutcome:
+    """Run every stage of ``config`` (or only ``targets`` and what they need) that is not
+    already complete; always write run.json."""
     plan = plan_run(config, plugins)
     started = time.time()
     before = {name for name, stage in plan.items() if is_complete(stage)}
@@ -50,9 +55,10 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     else:
         build_args["local_scheduler"] = True
     FAILURES.clear()
-    result = luigi.build(final_tasks(plan, config.workdir, settings), **build_args)
+    result = luigi.build(final_tasks(plan, config.workdir, settings, targets), **build_args)
+    wanted = [stage for name, stage in plan.items() if targets is None or name in targets]
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
-        and all(is_complete(stage) for stage in plan.values())
+        and all(is_complete(stage) for stage in wanted)
     ran = {name for name, stage in plan.items() if name not in before and is_complete(stage)}
     manifest = build_manifest(plan, status="success" if ok else "failed", started=started,
                               config_path=str(config.path) if config.path else None, ran=ran,
