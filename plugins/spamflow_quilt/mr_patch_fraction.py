@@ -10,6 +10,8 @@ from mrjob.job import MRJob
 from mrjob.protocol import JSONProtocol
 from mrjob.step import MRStep
 
+from spamflow_quilt.postings import PATCH_MARK, patch_postings
+
 
 class MRPatchFraction(MRJob):
     INTERNAL_PROTOCOL = JSONProtocol
@@ -32,23 +34,15 @@ class MRPatchFraction(MRJob):
                 yield gram, page["d"]
         else:  # a patch gram from job (a)
             gram, _df = line.split("\t", 1)
-            yield json.loads(gram), "P"
+            yield json.loads(gram), PATCH_MARK
 
     def join_patch_grams(self, key, values):
         if isinstance(key, list):  # ["n", doc]: the page's gram count passes through
             for n in values:
                 yield key[1], ["n", n]
             return
-        docs: list = []
-        patch = False
-        for value in values:
-            if value == "P":
-                patch = True
-            elif len(docs) <= self.options.m:  # more than m pages: not a patch gram, stop buffering
-                docs.append(value)
-        if patch:
-            for doc in docs:
-                yield doc, ["p", 1]
+        for doc in patch_postings(values, self.options.m) or ():
+            yield doc, ["p", 1]
 
     def patch_fraction(self, doc, values):
         n_grams = n_patch = 0

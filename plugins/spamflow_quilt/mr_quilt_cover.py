@@ -13,6 +13,7 @@ from mrjob.protocol import JSONProtocol
 from mrjob.step import MRStep
 
 from spamflow_quilt.cover import greedy_cover, keep_sources
+from spamflow_quilt.postings import PATCH_MARK, patch_postings
 
 
 class MRQuiltCover(MRJob):
@@ -42,21 +43,15 @@ class MRQuiltCover(MRJob):
         if isinstance(value, list):  # a patchy page from job (b): [n_patch_grams, n_grams]
             yield ["q", json.loads(key)], value
         else:  # a patch gram from job (a)
-            yield json.loads(key), "P"
+            yield json.loads(key), PATCH_MARK
 
     def triples(self, key, values):
         if isinstance(key, list):  # ["q", doc]: the patchy-page mark passes through
             for value in values:
                 yield key[1], ["q"] + value
             return
-        docs: list = []
-        patch = False
-        for value in values:
-            if value == "P":
-                patch = True
-            elif len(docs) <= self.options.m:  # more than m pages: not a patch gram, stop buffering
-                docs.append(value)
-        if not patch:
+        docs = patch_postings(values, self.options.m)
+        if docs is None:
             return
         foreign = self.options.foreign != "none"
         for doc, server in docs:

@@ -1,8 +1,8 @@
 """The paper's parameter sweep (Table 1, Figure 3): one parameter varied at a time around a
 pivot, reusing every intermediate result a sweep point shares with another.
 
->>> [p.k for p in sweep_points(QuiltParams(), {"k": [4, 5, 6]})]
-[4, 5, 6]
+>>> [p.k for p in sweep_points(QuiltParams(), {"k": [4, 5, 6]})]  # the pivot first, then the others
+[5, 4, 6]
 >>> [(p.m, p.theta) for p in sweep_points(QuiltParams(), {"m": [10, 50], "theta": [0.5, 0.9]})]
 [(50, 0.5), (10, 0.5), (50, 0.9)]
 """
