@@ -12,7 +12,7 @@ import pytest
 from spamflow_quilt.cover import greedy_cover
 from spamflow_quilt.detector import find_quilts
 from spamflow_quilt.params import QuiltParams
-from spamflow_quilt.shingle import gram_hashes
+from spamflow_quilt.shingle import gram_hashes, shingle_line
 
 from quilt_reference import grams, reference_quilts
 
@@ -49,8 +49,7 @@ def random_corpus(seed: int, n: int = 40) -> list[dict]:
 def _shingles(pages: list[dict], k: int, path: Path) -> Path:
     with open(path, "w") as fh:
         for p in pages:
-            fh.write(json.dumps({"d": p["doc_id"], "g": gram_hashes(p["words"], k), "dom": p["domain"],
-                                 "ip": p["ip"]}) + "\n")
+            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + "\n")
     return path
 
 
@@ -58,7 +57,7 @@ def _mr(pages, tmp_path, runner="inline", **params):
     qp = QuiltParams(**params)
     work = tmp_path / f"work-{runner}-{abs(hash(json.dumps(params, sort_keys=True)))}"
     work.mkdir()
-    found = find_quilts(_shingles(pages, qp.k, work / "shingles.jsonl"), work, qp, runner)
+    found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv"), work, qp, runner)
     return [{"doc_id": d, "n_grams": c["n_grams"], "n_patch_grams": c["n_patch_grams"],
              "sources": [tuple(s) for s in c["sources"]]} for d, c in found]
 

@@ -37,7 +37,7 @@ def _expected(pages) -> list[tuple[int, list[list[int]]]]:
 def test_spark_local_mode_equals_the_reference(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     pages = random_corpus(11, n=30)
-    found = find_quilts(_shingles(pages, PARAMS.k, tmp_path / "shingles.jsonl"), tmp_path, PARAMS, "spark",
+    found = find_quilts(_shingles(pages, PARAMS.k, tmp_path / "shingles.tsv"), tmp_path, PARAMS, "spark",
                         ("--spark-master", "local[2]"))
     expected = _expected(pages)
     assert expected and [(d, c["sources"]) for d, c in found] == expected
@@ -76,7 +76,7 @@ def _streaming_job(job_class, args: list[str], inputs: list[Path]) -> bytes:
 
 def test_hadoop_streaming_processes_equal_the_reference(tmp_path):
     pages = random_corpus(12, n=30)
-    shingles = _shingles(pages, PARAMS.k, tmp_path / "shingles.jsonl")
+    shingles = _shingles(pages, PARAMS.k, tmp_path / "shingles.tsv")
     m = ["--m", str(PARAMS.m)]
     df = tmp_path / "df.tsv"
     df.write_bytes(_streaming_job(MRGramDocumentFrequency, m, [shingles]))

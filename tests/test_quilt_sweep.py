@@ -56,7 +56,7 @@ def test_quilt_sweep_command_writes_table1_and_figure3(tmp_path):
     assert expected[0][2] == 3  # the three quilts at the pivot
     # intermediates are shared: one shingle file per k, one patch-gram file per (k, m)
     work = next((tmp_path / "out" / "sweeps").glob("quilt-work-*"))
-    assert sorted(p.parent.name for p in work.rglob("shingles.jsonl")) == ["k2", "k3", "k4"]
+    assert sorted(p.parent.name for p in work.rglob("shingles.tsv")) == ["k2", "k3", "k4"]
     assert len(list(work.rglob("patch_grams.tsv"))) == 3
 
 

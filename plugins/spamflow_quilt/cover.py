@@ -12,13 +12,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 
-def greedy_cover(pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+def greedy_cover(pairs: Iterable[tuple[int, Hashable]]) -> list[tuple[int, int]]:
     """Sources in greedy order, each with the number of grams it newly covered."""
-    grams_of: dict[int, set[int]] = {}
-    docs_of: dict[int, set[int]] = {}
+    grams_of: dict[int, set[Hashable]] = {}
+    docs_of: dict[Hashable, set[int]] = {}
     for doc, gram in pairs:
         grams_of.setdefault(doc, set()).add(gram)
         docs_of.setdefault(gram, set()).add(doc)

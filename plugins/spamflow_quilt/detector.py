@@ -69,11 +69,11 @@ def shingled(pages: Path, work: Path, k: int, snapshot: str) -> tuple[Path, dict
     """The snapshot's shingle file for k under ``work/<snapshot>/k<k>/`` (reused if there)."""
     folder = work / snapshot / f"k{k}"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "shingles.jsonl"
+    path = folder / "shingles.tsv"
     counts_path = folder / "shingle_counts.json"
     if path.exists() and counts_path.exists():
         return path, json.loads(counts_path.read_text())
-    tmp = folder / f".shingles.jsonl.tmp-{os.getpid()}"
+    tmp = folder / f".shingles.tsv.tmp-{os.getpid()}"
     counts = write_shingles(pages, tmp, k, snapshot=snapshot)
     tmp.replace(path)
     counts_path.write_text(json.dumps(counts))

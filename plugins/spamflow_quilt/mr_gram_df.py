@@ -1,32 +1,33 @@
 """Job (a): document frequency of every k-gram, keeping the patch grams (1 < df ≤ m).
 
-Input: shingle lines ``{"d": doc, "g": [grams], ...}``.  Output: ``gram<TAB>df``.
+Input: shingle lines ``doc<TAB>domain<TAB>ip<TAB>gram gram ...``.  Output: ``gram<TAB>df``.
+Records between tasks are plain text (``RawProtocol``), not JSON.
 """
 
 from mrjob.job import MRJob
-from mrjob.protocol import JSONProtocol, JSONValueProtocol
+from mrjob.protocol import RawProtocol, RawValueProtocol
 
 
 class MRGramDocumentFrequency(MRJob):
-    INPUT_PROTOCOL = JSONValueProtocol
-    INTERNAL_PROTOCOL = JSONProtocol
-    OUTPUT_PROTOCOL = JSONProtocol
+    INPUT_PROTOCOL = RawValueProtocol
+    INTERNAL_PROTOCOL = RawProtocol
+    OUTPUT_PROTOCOL = RawProtocol
 
     def configure_args(self):
         super().configure_args()
         self.add_passthru_arg("--m", type=int, required=True, help="largest df of a patch gram")
 
-    def mapper(self, _, page):
-        for gram in page["g"]:  # distinct per page: set semantics
-            yield gram, 1
+    def mapper(self, _, line):
+        for gram in line.split("\t", 3)[3].split():  # distinct per page: set semantics
+            yield gram, "1"
 
-    def combiner(self, gram, ones):
-        yield gram, sum(ones)
+    def combiner(self, gram, counts):
+        yield gram, str(sum(map(int, counts)))
 
     def reducer(self, gram, counts):
-        df = sum(counts)
+        df = sum(map(int, counts))
         if 1 < df <= self.options.m:
-            yield gram, df
+            yield gram, str(df)
 
 
 if __name__ == "__main__":

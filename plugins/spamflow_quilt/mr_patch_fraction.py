@@ -1,21 +1,21 @@
 """Job (b): the patch fraction of every page, keeping the patchy pages (patchfrac ≥ θ).
 
-Inputs: shingle lines and the output of job (a).  Output: ``doc<TAB>[n_patch_grams, n_grams]``.
-Step 1 joins grams with the patch-gram list; step 2 counts per page.
+Inputs: shingle lines (four tab-separated fields) and the output of job (a) (two).
+Output: ``doc<TAB>n_patch_grams n_grams``.  Step 1 joins grams with the patch-gram list;
+step 2 counts per page.  Keys starting with ``#`` carry a page, the others a gram.
 """
 
-import json
-
 from mrjob.job import MRJob
-from mrjob.protocol import JSONProtocol
+from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
 from spamflow_quilt.postings import PATCH_MARK, patch_postings
 
 
 class MRPatchFraction(MRJob):
-    INTERNAL_PROTOCOL = JSONProtocol
-    OUTPUT_PROTOCOL = JSONProtocol
+    INPUT_PROTOCOL = RawValueProtocol
+    INTERNAL_PROTOCOL = RawProtocol
+    OUTPUT_PROTOCOL = RawProtocol
 
     def configure_args(self):
         super().configure_args()
@@ -27,32 +27,32 @@ class MRPatchFraction(MRJob):
                 MRStep(reducer=self.patch_fraction)]
 
     def tag_inputs(self, _, line):
-        if line.startswith("{"):  # a page
-            page = json.loads(line)
-            yield ["n", page["d"]], len(page["g"])
-            for gram in page["g"]:
-                yield gram, page["d"]
+        fields = line.split("\t")
+        if len(fields) == 4:  # a page
+            doc, grams = fields[0], fields[3].split()
+            yield "#" + doc, f"n {len(grams)}"
+            for gram in grams:
+                yield gram, doc
         else:  # a patch gram from job (a)
-            gram, _df = line.split("\t", 1)
-            yield json.loads(gram), PATCH_MARK
+            yield fields[0], PATCH_MARK
 
     def join_patch_grams(self, key, values):
-        if isinstance(key, list):  # ["n", doc]: the page's gram count passes through
-            for n in values:
-                yield key[1], ["n", n]
+        if key.startswith("#"):  # the page's gram count passes through
+            for value in values:
+                yield key[1:], value
             return
         for doc in patch_postings(values, self.options.m) or ():
-            yield doc, ["p", 1]
+            yield doc, "p"
 
     def patch_fraction(self, doc, values):
         n_grams = n_patch = 0
-        for kind, n in values:
-            if kind == "n":
-                n_grams = n
+        for value in values:
+            if value == "p":
+                n_patch += 1
             else:
-                n_patch += n
+                n_grams = int(value[2:])
         if n_grams and n_patch / n_grams >= self.options.theta:
-            yield doc, [n_patch, n_grams]
+            yield doc, f"{n_patch} {n_grams}"
 
 
 if __name__ == "__main__":

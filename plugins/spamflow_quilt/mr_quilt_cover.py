@@ -2,22 +2,24 @@
 page, the greedy set cover of Section 2, keeping pages with at least c sources.
 
 Inputs: shingle lines, the outputs of jobs (a) and (b).  ``--foreign domain|ip`` keeps only
-triples whose other page is on another server (Section 3).  Output:
+triples whose other page is on another server (Section 3).  Records between tasks are plain
+text; the output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
-import json
-
 from mrjob.job import MRJob
-from mrjob.protocol import JSONProtocol
+from mrjob.protocol import JSONProtocol, RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
 from spamflow_quilt.cover import greedy_cover, keep_sources
 from spamflow_quilt.postings import PATCH_MARK, patch_postings
 
+NO_SERVER = "-"  # as in shingle.py (not imported: it imports pyarrow, which workers need not have)
+
 
 class MRQuiltCover(MRJob):
-    INTERNAL_PROTOCOL = JSONProtocol
+    INPUT_PROTOCOL = RawValueProtocol
+    INTERNAL_PROTOCOL = RawProtocol
     OUTPUT_PROTOCOL = JSONProtocol
 
     def configure_args(self):
@@ -32,49 +34,49 @@ class MRQuiltCover(MRJob):
                 MRStep(reducer=self.cover)]
 
     def tag_inputs(self, _, line):
-        if line.startswith("{"):  # a page
-            page = json.loads(line)
-            server = {"none": None, "domain": page["dom"], "ip": page["ip"]}[self.options.foreign]
-            for gram in page["g"]:
-                yield gram, [page["d"], server]
-            return
-        key, value = line.split("\t", 1)
-        value = json.loads(value)
-        if isinstance(value, list):  # a patchy page from job (b): [n_patch_grams, n_grams]
-            yield ["q", json.loads(key)], value
+        fields = line.split("\t")
+        if len(fields) == 4:  # a page: doc, domain, ip, grams
+            server = {"none": NO_SERVER, "domain": fields[1], "ip": fields[2]}[self.options.foreign]
+            value = f"{fields[0]} {server}"
+            for gram in fields[3].split():
+                yield gram, value
+        elif " " in fields[1]:  # a patchy page from job (b): "n_patch_grams n_grams"
+            yield "#" + fields[0], "q " + fields[1]
         else:  # a patch gram from job (a)
-            yield json.loads(key), PATCH_MARK
+            yield fields[0], PATCH_MARK
 
     def triples(self, key, values):
-        if isinstance(key, list):  # ["q", doc]: the patchy-page mark passes through
+        if key.startswith("#"):  # the patchy-page mark passes through
             for value in values:
-                yield key[1], ["q"] + value
+                yield key[1:], value
             return
-        docs = patch_postings(values, self.options.m)
-        if docs is None:
+        postings = patch_postings(values, self.options.m)
+        if postings is None:
             return
+        pages = [value.split(" ") for value in postings]
         foreign = self.options.foreign != "none"
-        for doc, server in docs:
-            for other, other_server in docs:
+        for doc, server in pages:
+            for other, other_server in pages:
                 if other == doc:
                     continue
-                if foreign and (server is None or other_server is None or server == other_server):
+                if foreign and (NO_SERVER in (server, other_server) or server == other_server):
                     continue
-                yield doc, ["t", key, other]
+                yield doc, f"t {key} {other}"
 
     def cover(self, doc, values):
         mark, pairs = None, []
         for value in values:
-            if value[0] == "q":
-                mark = value
+            kind, first, second = value.split(" ")
+            if kind == "q":
+                mark = (int(first), int(second))
             else:
-                pairs.append((value[2], value[1]))
+                pairs.append((int(second), first))
         if mark is None:  # not a patchy page
             return
-        n_patch, n_grams = mark[1], mark[2]
+        n_patch, n_grams = mark
         sources = keep_sources(greedy_cover(pairs), n_patch, self.options.phi)
         if len(sources) >= self.options.c:
-            yield doc, {"n_patch_grams": n_patch, "n_grams": n_grams, "sources": sources}
+            yield int(doc), {"n_patch_grams": n_patch, "n_grams": n_grams, "sources": sources}
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,10 +26,25 @@ def gram_hashes(words: Sequence[str], k: int) -> list[int]:
                    for i in range(len(words) - k + 1)})
 
 
+NO_SERVER = "-"
+"""Stands for a missing domain or IP in a shingle line."""
+
+
+def shingle_line(doc_id: int, grams: Sequence[int], domain: str | None, ip: str | None) -> str:
+    """One page as the MapReduce jobs read it: ``doc<TAB>domain<TAB>ip<TAB>gram gram ...``.
+
+    Plain text, not JSON: every job reads every gram of every page, and parsing JSON was
+    half of their time (benchmarks/README.md).
+
+    >>> shingle_line(7, [3, 1], "a.example", None)
+    '7\\ta.example\\t-\\t3 1'
+    """
+    return f"{doc_id}\t{domain or NO_SERVER}\t{ip or NO_SERVER}\t{' '.join(map(str, grams))}"
+
+
 def write_shingles(pages: Path, out: Path, k: int, snapshot: str | None = None) -> dict[str, int]:
-    """One JSON line per page, the input of the MapReduce jobs:
-    ``{"d": doc_id, "g": [gram hashes], "dom": domain, "ip": ip}``.  Pages with fewer than
-    k words are written with no grams: they count as pages but can never be quilted."""
+    """One :func:`shingle_line` per page, the input of the MapReduce jobs.  Pages with fewer
+    than k words are written with no grams: they count as pages but can never be quilted."""
     counts = {"pages": 0, "pages_without_grams": 0, "grams": 0}
     table = ds.dataset(pages, format="parquet")
     columns = ["doc_id", "words", "domain", "ip", "snapshot"]
@@ -43,6 +57,5 @@ def write_shingles(pages: Path, out: Path, k: int, snapshot: str | None = None) 
                 counts["pages"] += 1
                 counts["grams"] += len(grams)
                 counts["pages_without_grams"] += not grams
-                fh.write(json.dumps({"d": row["doc_id"], "g": grams, "dom": row["domain"], "ip": row["ip"]},
-                                    separators=(",", ":")) + "\n")
+                fh.write(shingle_line(row["doc_id"], grams, row["domain"], row["ip"]) + "\n")
     return counts
