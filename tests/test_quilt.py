@@ -92,7 +92,7 @@ def test_mapreduce_equals_the_brute_force_reference_inline(tmp_path, seed, forei
 
 def test_mapreduce_equals_the_reference_on_the_local_runner(tmp_path):
     pages = random_corpus(7, n=30)
-    for foreign in ("none", "domain"):
+    for foreign in ("none", "domain", "ip"):
         params = {"k": 3, "m": 5, "c": 2, "theta": 0.4, "foreign": foreign}
         expected = _ref(pages, **params)
         assert expected
