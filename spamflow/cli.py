@@ -154,6 +154,15 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
     return 0
 
 
+def _schema_type(prop: dict[str, Any]) -> str:
+    """A JSON-schema property as text: ``integer``, ``number | null``, ``one of a, b``."""
+    if "enum" in prop:
+        return "one of " + ", ".join(map(str, prop["enum"]))
+    if "anyOf" in prop:
+        return " | ".join(_schema_type(p) for p in prop["anyOf"])
+    return str(prop.get("type", "?"))
+
+
 def _print_rows(rows: list[dict[str, Any]], as_json: bool, columns: tuple[str, ...]) -> None:
     if as_json:
         print(json.dumps(rows, indent=1))
@@ -166,11 +175,12 @@ def _print_rows(rows: list[dict[str, Any]], as_json: bool, columns: tuple[str, .
             value = row[col]
             if col == "params":
                 props = value.get("properties", {})
-                value = ", ".join(f"{k}: {v.get('type', v.get('anyOf', '?'))} = {v.get('default', 'required')}"
-                                  for k, v in props.items()) or "(no parameters)"
+                value = "".join(f"\n    {k}: {_schema_type(v)} = {v.get('default', 'required')}"
+                                + (f"  ({v['description']})" if v.get("description") else "")
+                                for k, v in props.items()) or "(no parameters)"
             elif isinstance(value, list):
                 value = ", ".join(map(str, value)) or "-"
-            print(f"  {col}: {value}")
+            print(f"  {col}:" + (value if str(value).startswith("\n") else f" {value}"))
 
 
 if __name__ == "__main__":
