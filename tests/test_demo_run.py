@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.cli import demo_config_path
@@ -78,6 +81,12 @@ def _check_quilts(stages: dict) -> None:
     for key, sources in planted.items():
         assert key in found, key
         assert {s["url"] for s in found[key]["sources"]} == sources, key
+    hosts = pq.read_table(stages["quilt"]["outputs"]["hosts"]).to_pylist()
+    pages_per_host = Counter((snap, urlsplit(url).hostname) for snap, url in kind)
+    quilted_per_host = Counter((q["snapshot"], q["host"]) for q in found.values())
+    assert {(h["snapshot"], h["host"]): (h["pages"], h["quilted_pages"]) for h in hosts} == {
+        key: (n, quilted_per_host[key]) for key, n in pages_per_host.items()}
+    assert all(h["quilted_fraction"] == h["quilted_pages"] / h["pages"] for h in hosts)
 
 
 def test_demo_config_is_the_shipped_one():

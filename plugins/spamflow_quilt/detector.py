@@ -93,8 +93,9 @@ class QuiltDetector(Detector):
         assert isinstance(params, QuiltParams)
         pages_path = ctx.inputs["parse"]["pages"]
         pages = ds.dataset(pages_path, format="parquet")
-        meta = pages.to_table(columns=["doc_id", "snapshot", "host", "url"])
-        snapshots = sorted(set(meta["snapshot"].to_pylist()))
+        per_host = pages.to_table(columns=["snapshot", "host"]).group_by(["snapshot", "host"]).aggregate(
+            [("host", "count")])
+        snapshots = sorted(set(per_host["snapshot"].to_pylist()))
         counts: Counter[str] = Counter()
         quilts: list[dict] = []
         for snapshot in snapshots:
@@ -107,7 +108,7 @@ class QuiltDetector(Detector):
         with open(ctx.outdir / "quilts.jsonl", "w", encoding="utf-8") as fh:
             for quilt in quilts:
                 fh.write(json.dumps(quilt) + "\n")
-        hosts = _host_summary(meta, quilts)
+        hosts = _host_summary(per_host, quilts)
         pq.write_table(hosts, ctx.outdir / "hosts.parquet")
         counts["quilted_pages"] = len(quilts)
         counts["snapshots"] = len(snapshots)
@@ -136,8 +137,10 @@ def normal_url(url: str) -> str:
     return absolute_url(url, url) or url
 
 
-def _host_summary(meta: pa.Table, quilts: list[dict]) -> pa.Table:
-    pages = Counter(zip(meta["snapshot"].to_pylist(), meta["host"].to_pylist()))
+def _host_summary(per_host: pa.Table, quilts: list[dict]) -> pa.Table:
+    """Pages and quilted pages per (snapshot, host), for the classifier."""
+    pages = dict(zip(zip(per_host["snapshot"].to_pylist(), per_host["host"].to_pylist()),
+                     per_host["host_count"].to_pylist()))
     quilted = Counter((q["snapshot"], q["host"]) for q in quilts)
     rows = [{"snapshot": s, "host": h, "pages": n, "quilted_pages": quilted[(s, h)],
              "quilted_fraction": quilted[(s, h)] / n} for (s, h), n in sorted(pages.items())]
