@@ -19,7 +19,7 @@ What it does (see benchmarks/README.md for the figures):
    1.5 % quilted pages stitched from 40-120-word passages of 4-8 other pages, on spam sites.
    Pages go to Parquet as the parse stage writes them (doc_id, words, domain, ip, snapshot).
 2. **Shingling.** ``gram_hashes`` over every page (k = 5), timed alone, then the real
-   ``write_shingles`` (Parquet read + shingling + JSON lines), timed.
+   ``write_shingles`` (Parquet read + shingling + tab-separated lines), timed.
 3. **Quilt stages.** ``find_quilts`` with the pivot (k, m, c, theta) = (5, 50, 4, 0.5), each
    (size, runner) in a fresh process: wall time of each job, pages/s, pages/s per core, peak
    RSS of the process and of its children (``getrusage`` ``ru_maxrss``), the number of
@@ -37,11 +37,7 @@ What it does (see benchmarks/README.md for the figures):
 5. **Profile.** ``find_quilts`` on the ``inline`` runner under cProfile (same protocols and
    job code, no subprocesses) with the time split into JSON encoding/decoding, mrjob's
    framework, sorting and our job code; the start-up time of a task subprocess.
-6. **Variants** (defined in this file only, spamflow unchanged), on the local runner, each
-   checked to give the same quilts: job (a) without its combiner; the same five steps with
-   tab-separated-int protocols; and one two-step job (gram -> docs, then doc -> cover) with
-   compact protocols.
-7. **Verdict** against the target: shingling + all quilt stages >= 1,000 pages/s per core on
+6. **Verdict** against the target: shingling + all quilt stages >= 1,000 pages/s per core on
    the local runner at 100k pages, time linear in pages, no process above 2 GB.
 
 Nothing is fetched; everything is generated in a temporary directory.
@@ -72,11 +68,6 @@ for _p in (REPO, REPO / "plugins", REPO / "tests"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from mrjob.job import MRJob  # noqa: E402
-from mrjob.protocol import JSONProtocol, JSONValueProtocol, RawProtocol, RawValueProtocol  # noqa: E402
-from mrjob.step import MRStep  # noqa: E402
-from spamflow_quilt.cover import greedy_cover  # noqa: E402
-from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency  # noqa: E402
 
 PIVOT = {"k": 5, "m": 50, "c": 4, "theta": 0.5}
 CORES = os.cpu_count() or 1
@@ -203,231 +194,13 @@ def write_pages_parquet(pages: list[dict], path: Path) -> None:
 
 
 def shingle_lines(pages: list[dict], k: int, path: Path) -> Path:
-    """tests/test_quilt.py::_shingles, with compact separators as write_shingles writes them."""
-    from spamflow_quilt.shingle import gram_hashes
+    """tests/test_quilt.py::_shingles: the lines write_shingles writes, from page dicts."""
+    from spamflow_quilt.shingle import gram_hashes, shingle_line
 
     with open(path, "w", encoding="utf-8") as fh:
         for p in pages:
-            fh.write(json.dumps({"d": p["doc_id"], "g": gram_hashes(p["words"], k), "dom": p["domain"],
-                                 "ip": p["ip"]}, separators=(",", ":")) + "\n")
+            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + "\n")
     return path
-
-
-# ---------------------------------------------------------------------------------------------
-# variants of the jobs, defined here only (spamflow's jobs are unchanged)
-
-
-class MRGramDFNoCombiner(MRGramDocumentFrequency):
-    """Job (a) without its combiner: most grams are in one page, so the combiner's own
-    sort + subprocess pass removes few records."""
-
-    def steps(self):
-        return [MRStep(mapper=self.mapper, reducer=self.reducer)]
-
-
-class TSVProtocol:
-    """key<TAB>value, both already strings (RawProtocol), for tab-separated ints."""
-
-    @staticmethod
-    def read(line: bytes):
-        key, _, value = line.decode("ascii").partition("\t")
-        return key, value
-
-    @staticmethod
-    def write(key, value) -> bytes:
-        return f"{key}\t{value}".encode("ascii")
-
-
-class MRGramDFCompact(MRJob):
-    """Job (a), same logic, tab-separated ints between tasks and no combiner."""
-    INPUT_PROTOCOL = JSONValueProtocol
-    INTERNAL_PROTOCOL = TSVProtocol
-    OUTPUT_PROTOCOL = RawProtocol
-
-    def configure_args(self):
-        super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True)
-
-    def mapper(self, _, page):
-        for gram in page["g"]:
-            yield gram, ""
-
-    def reducer(self, gram, values):
-        df = sum(1 for _ in values)
-        if 1 < df <= self.options.m:
-            yield gram, str(df)
-
-
-class MRPatchFractionCompact(MRJob):
-    """Job (b), same logic: keys are 'gram' or 'n<doc>', values 'doc', 'P' or 'n<count>'/'p'."""
-    INPUT_PROTOCOL = RawValueProtocol
-    INTERNAL_PROTOCOL = TSVProtocol
-    OUTPUT_PROTOCOL = RawProtocol
-
-    def configure_args(self):
-        super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True)
-        self.add_passthru_arg("--theta", type=float, required=True)
-
-    def steps(self):
-        return [MRStep(mapper=self.tag_inputs, reducer=self.join_patch_grams), MRStep(reducer=self.patch_fraction)]
-
-    def tag_inputs(self, _, line):
-        if line.startswith("{"):
-            page = json.loads(line)
-            doc = str(page["d"])
-            yield "n" + doc, str(len(page["g"]))
-            for gram in page["g"]:
-                yield gram, doc
-        else:
-            yield line.split("\t", 1)[0], "P"
-
-    def join_patch_grams(self, key, values):
-        if key[0] == "n":
-            for n in values:
-                yield key[1:], "n" + n
-            return
-        docs, patch, m = [], False, self.options.m
-        for value in values:
-            if value == "P":
-                patch = True
-            elif len(docs) <= m:
-                docs.append(value)
-        if patch:
-            for doc in docs:
-                yield doc, "p"
-
-    def patch_fraction(self, doc, values):
-        n_grams = n_patch = 0
-        for value in values:
-            if value[0] == "n":
-                n_grams = int(value[1:])
-            else:
-                n_patch += 1
-        if n_grams and n_patch / n_grams >= self.options.theta:
-            yield doc, f"{n_patch}\t{n_grams}"
-
-
-class MRQuiltCoverCompact(MRJob):
-    """Job (c), same logic (foreign = none only): triples as 'doc<TAB>t gram other'."""
-    INPUT_PROTOCOL = RawValueProtocol
-    INTERNAL_PROTOCOL = TSVProtocol
-    OUTPUT_PROTOCOL = JSONProtocol
-
-    def configure_args(self):
-        super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True)
-        self.add_passthru_arg("--c", type=int, required=True)
-
-    def steps(self):
-        return [MRStep(mapper=self.tag_inputs, reducer=self.triples), MRStep(reducer=self.cover)]
-
-    def tag_inputs(self, _, line):
-        if line.startswith("{"):
-            page = json.loads(line)
-            doc = str(page["d"])
-            for gram in page["g"]:
-                yield gram, doc
-            return
-        fields = line.split("\t")
-        if len(fields) == 3:  # patchy page: doc, n_patch, n_grams
-            yield "q" + fields[0], f"{fields[1]} {fields[2]}"
-        else:
-            yield fields[0], "P"
-
-    def triples(self, key, values):
-        if key[0] == "q":
-            for value in values:
-                yield key[1:], "q " + value
-            return
-        docs, patch, m = [], False, self.options.m
-        for value in values:
-            if value == "P":
-                patch = True
-            elif len(docs) <= m:
-                docs.append(value)
-        if not patch:
-            return
-        for doc in docs:
-            for other in docs:
-                if other != doc:
-                    yield doc, f"t {key} {other}"
-
-    def cover(self, doc, values):
-        mark, pairs = None, []
-        for value in values:
-            kind, a, b = value.split(" ")
-            if kind == "q":
-                mark = (int(a), int(b))
-            else:
-                pairs.append((int(b), int(a)))
-        if mark is None:
-            return
-        sources = greedy_cover(pairs)
-        if len(sources) >= self.options.c:
-            yield int(doc), {"n_patch_grams": mark[0], "n_grams": mark[1], "sources": [list(s) for s in sources]}
-
-
-class MRQuiltTwoStep(MRJob):
-    """Jobs (a)+(b)+(c) as one job of two steps, compact protocols (foreign = none, phi unset).
-
-    Step 1, by gram: df = number of pages; a patch gram (1 < df <= m) sends each of its pages
-    one record 'g<TAB>gram<TAB>other pages' (sum of df records, not sum of df(df-1) triples).
-    Step 2, by page: n_grams comes as its own record; the page's patch grams and their other
-    pages give patchfrac and, if >= theta, the greedy cover.  One pass over the shingles and
-    two shuffles instead of three passes and five shuffles; no side inputs."""
-    INPUT_PROTOCOL = JSONValueProtocol
-    INTERNAL_PROTOCOL = TSVProtocol
-    OUTPUT_PROTOCOL = JSONProtocol
-
-    def configure_args(self):
-        super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True)
-        self.add_passthru_arg("--c", type=int, required=True)
-        self.add_passthru_arg("--theta", type=float, required=True)
-
-    def steps(self):
-        return [MRStep(mapper=self.by_gram, reducer=self.patch_grams), MRStep(reducer=self.cover)]
-
-    def by_gram(self, _, page):
-        doc = str(page["d"])
-        yield "n" + doc, str(len(page["g"]))
-        for gram in page["g"]:
-            yield gram, doc
-
-    def patch_grams(self, key, values):
-        if key[0] == "n":
-            for n in values:
-                yield key[1:], "n" + n
-            return
-        docs, m = [], self.options.m
-        for value in values:
-            docs.append(value)
-            if len(docs) > m:
-                return
-        if len(docs) < 2:
-            return
-        for doc in docs:
-            yield doc, "g" + key + " " + " ".join(d for d in docs if d != doc)
-
-    def cover(self, doc, values):
-        n_grams, pairs, n_patch = 0, [], 0
-        for value in values:
-            if value[0] == "n":
-                n_grams = int(value[1:])
-            else:
-                gram, *others = value[1:].split(" ")
-                n_patch += 1
-                pairs.extend((int(o), int(gram)) for o in others)
-        if not n_grams or n_patch / n_grams < self.options.theta:
-            return
-        sources = greedy_cover(pairs)
-        if len(sources) >= self.options.c:
-            yield int(doc), {"n_patch_grams": n_patch, "n_grams": n_grams, "sources": [list(s) for s in sources]}
-
-
-VARIANT_JOBS = {cls.__name__: cls for cls in (MRGramDFNoCombiner, MRGramDFCompact, MRPatchFractionCompact,
-                                               MRQuiltCoverCompact, MRQuiltTwoStep)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,34 +292,11 @@ def _read_covers(path: Path) -> list:
     return sorted(found)
 
 
-def _run_variant(variant: str, shingles: Path, work: Path, runner: str, runner_args: tuple) -> list:
-    """find_quilts, or the same data flow through this file's variant jobs."""
+def _find_quilts(shingles: Path, work: Path, runner: str, runner_args: tuple) -> list:
     from spamflow_quilt import detector
     from spamflow_quilt.params import QuiltParams
 
-    params = QuiltParams(**PIVOT)
-    if variant == "baseline":
-        return detector.find_quilts(shingles, work, params, runner, runner_args)
-    m = ["--m", str(params.m)]
-    if variant == "nocombiner":
-        detector.MRGramDocumentFrequency = MRGramDFNoCombiner
-        return detector.find_quilts(shingles, work, params, runner,
-                                    (*runner_args, "--cmdenv", "BENCH_QUILT_JOB=MRGramDFNoCombiner"))
-    env = lambda cls: (*runner_args, "--cmdenv", f"BENCH_QUILT_JOB={cls.__name__}")  # noqa: E731
-    if variant == "compact":
-        pg = detector.run_job(MRGramDFCompact, [shingles], work / "patch_grams.tsv", runner=runner, args=m,
-                              runner_args=env(MRGramDFCompact))
-        patchy = detector.run_job(MRPatchFractionCompact, [shingles, pg], work / "patchy_pages.tsv", runner=runner,
-                                  args=[*m, "--theta", repr(params.theta)], runner_args=env(MRPatchFractionCompact))
-        covers = detector.run_job(MRQuiltCoverCompact, [shingles, pg, patchy], work / "covers.tsv", runner=runner,
-                                  args=[*m, "--c", str(params.c)], runner_args=env(MRQuiltCoverCompact))
-        return _read_covers(covers)
-    if variant == "twostep":
-        covers = detector.run_job(MRQuiltTwoStep, [shingles], work / "covers.tsv", runner=runner,
-                                  args=[*m, "--c", str(params.c), "--theta", repr(params.theta)],
-                                  runner_args=env(MRQuiltTwoStep))
-        return _read_covers(covers)
-    raise ValueError(variant)
+    return detector.find_quilts(shingles, work, QuiltParams(**PIVOT), runner, runner_args)
 
 
 def _job_counts(work: Path) -> dict:
@@ -568,7 +318,7 @@ def _job_counts(work: Path) -> dict:
 
 
 def worker_quilt(spec: dict) -> dict:
-    """find_quilts (or a variant) over one shingle file on one runner, timed per job."""
+    """find_quilts over one shingle file on one runner, timed per job."""
     from spamflow_quilt import detector
 
     work = Path(spec["work"])
@@ -590,7 +340,7 @@ def worker_quilt(spec: dict) -> dict:
 
     detector.run_job = timed_run_job
     t0 = time.perf_counter()
-    found = _run_variant(spec.get("variant", "baseline"), Path(spec["shingles"]), work, runner, runner_args)
+    found = _find_quilts(Path(spec["shingles"]), work, runner, runner_args)
     total = time.perf_counter() - t0
     planted = set(json.loads((Path(spec["shingles"]).parent / "planted.json").read_text())["quilts"]) \
         if (Path(spec["shingles"]).parent / "planted.json").exists() else set()
@@ -751,10 +501,7 @@ def main() -> None:
                          "extrapolated linearly from the largest measured size (default 330)")
     ap.add_argument("--ref-budget", type=float, default=120.0,
                     help="seconds for the brute-force reference; it runs on a smaller corpus if needed (default 120)")
-    ap.add_argument("--variant-size", type=int, default=0,
-                    help="pages for the variant jobs (default: smallest size / 5, at least 1000)")
     ap.add_argument("--profile-size", type=int, default=1000, help="pages profiled on the inline runner (default 1000)")
-    ap.add_argument("--no-variants", action="store_true", help="skip the variant jobs")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile run")
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -763,7 +510,7 @@ def main() -> None:
     runners = [r.strip() for r in args.runners.split(",") if r.strip()]
     if args.quick:
         args.profile_size = min(args.profile_size, 500)
-    small = args.variant_size or max(1000, sizes[0] // 5)
+    small = max(1000, sizes[0] // 5)  # a second measured size when a big one is extrapolated
     started = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="bench-quilt-"))
     spark_args = ["--spark-master", "local[2]"]
@@ -793,7 +540,7 @@ def main() -> None:
         print(f"  {n:>7,} pages: corpus {g['t_gen']:.1f} s + Parquet {g['t_parquet']:.1f} s;  "
               f"gram_hashes {g['t_gram_hashes']:.1f} s ({n / g['t_gram_hashes']:,.0f} pages/s);  "
               f"write_shingles {g['t_write_shingles']:.1f} s ({n / g['t_write_shingles']:,.0f} pages/s, "
-              f"{g['shingle_mb']:.0f} MB JSON lines);  {g['grams']:,} grams ({g['grams'] / n:.0f}/page);  "
+              f"{g['shingle_mb']:.0f} MB shingle lines);  {g['grams']:,} grams ({g['grams'] / n:.0f}/page);  "
               f"peak RSS {_mib(g['self_rss_kb'])}")
         sys.stdout.flush()
 
@@ -886,33 +633,6 @@ def main() -> None:
                     print(f"  local runner at {n:,} pages: {k} task processes x {prof['t_task_start'] * 1000:.0f} ms = "
                           f"{k * prof['t_task_start']:.1f} s of start-up (CPU, {CORES} in parallel)")
 
-    variants = {}
-    if not args.no_variants and "local" in runners:
-        base = runs["local"].get(small)
-        if base is None or "found_file" not in base:
-            gen(small)
-            base = runs["local"][small] = run_worker("quilt", {"shingles": str(tmp / str(small) / "shingles.jsonl"),
-                                                              "work": str(tmp / str(small) / "local"),
-                                                              "runner": "local"})
-        print(f"\n== variants (jobs defined in this benchmark only), local runner, {small:,} pages ==")
-        print(f"  {'variant':58} {'wall s':>7} {'CPU s':>7} {'x faster':>8}  same quilts")
-        rows = [("baseline: spamflow's jobs (a), (b), (c)", "baseline", base)]
-        for label, v in [("(a) without its combiner", "nocombiner"),
-                         ("same 5 steps, tab-separated ints instead of JSON", "compact"),
-                         ("one job, 2 steps (gram->docs, doc->cover), compact", "twostep")]:
-            r = run_worker("quilt", {"shingles": str(tmp / str(small) / "shingles.jsonl"),
-                                     "work": str(tmp / str(small) / f"local-{v}"), "runner": "local", "variant": v})
-            rows.append((label, v, r))
-        base_text = Path(base["found_file"]).read_text()
-        for label, v, r in rows:
-            variants[v] = r
-            same = Path(r["found_file"]).read_text() == base_text
-            print(f"  {label:58} {r['total']:7.1f} {r['self_cpu'] + r['children_cpu']:7.1f} "
-                  f"{base['total'] / r['total']:8.2f}  {'yes' if same else 'NO'}")
-            if v != "baseline":
-                print("      " + "; ".join(f"{j}: " + ", ".join(f"{k} {t:.1f}" for k, t in ph.items())
-                                         for j, ph in r["phases"].items()))
-
     # summary table
     print("\n== summary (per size; pages/s of shingling + all quilt stages; * = extrapolated) ==")
     print(f"  {'runner':6} {'pages':>8} {'shingle s':>9} {'jobs s':>9} {'total s':>9} {'pages/s':>8} "
@@ -967,9 +687,7 @@ def main() -> None:
 
 
 
-if __name__ == "__main__" and os.environ.get("BENCH_QUILT_JOB") and "--worker" not in sys.argv:
-    VARIANT_JOBS[os.environ["BENCH_QUILT_JOB"]].run()  # a task of a variant job, started by mrjob
-elif __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
+if __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
     print(json.dumps(WORKERS[sys.argv[2]](json.loads(sys.argv[3]))))
 elif __name__ == "__main__":
     main()
