@@ -4,19 +4,10 @@ Input: shingle lines ``doc<TAB>domain<TAB>ip<TAB>gram gram ...``.  Output: ``gra
 Records between tasks are plain text (``RawProtocol``), not JSON.
 """
 
-from mrjob.job import MRJob
-from mrjob.protocol import RawProtocol, RawValueProtocol
+from spamflow_quilt.mr_base import QuiltJob
 
 
-class MRGramDocumentFrequency(MRJob):
-    INPUT_PROTOCOL = RawValueProtocol
-    INTERNAL_PROTOCOL = RawProtocol
-    OUTPUT_PROTOCOL = RawProtocol
-
-    def configure_args(self):
-        super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True, help="largest df of a patch gram")
-
+class MRGramDocumentFrequency(QuiltJob):
     def mapper(self, _, line):
         for gram in line.split("\t", 3)[3].split():  # distinct per page: set semantics
             yield gram, "1"

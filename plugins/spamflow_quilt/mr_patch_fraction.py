@@ -5,21 +5,15 @@ Output: ``doc<TAB>n_patch_grams n_grams``.  Step 1 joins grams with the patch-gr
 step 2 counts per page.  Keys starting with ``#`` carry a page, the others a gram.
 """
 
-from mrjob.job import MRJob
-from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
+from spamflow_quilt.mr_base import QuiltJob
 from spamflow_quilt.postings import PATCH_MARK, patch_postings
 
 
-class MRPatchFraction(MRJob):
-    INPUT_PROTOCOL = RawValueProtocol
-    INTERNAL_PROTOCOL = RawProtocol
-    OUTPUT_PROTOCOL = RawProtocol
-
+class MRPatchFraction(QuiltJob):
     def configure_args(self):
         super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True, help="largest df of a patch gram")
         self.add_passthru_arg("--theta", type=float, required=True, help="smallest patch fraction kept")
 
     def steps(self):

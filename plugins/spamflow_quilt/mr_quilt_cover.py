@@ -7,24 +7,21 @@ text; the output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
-from mrjob.job import MRJob
-from mrjob.protocol import JSONProtocol, RawProtocol, RawValueProtocol
+from mrjob.protocol import JSONProtocol
 from mrjob.step import MRStep
 
 from spamflow_quilt.cover import greedy_cover, keep_sources
+from spamflow_quilt.mr_base import QuiltJob
 from spamflow_quilt.postings import PATCH_MARK, patch_postings
 
 NO_SERVER = "-"  # as in shingle.py (not imported: it imports pyarrow, which workers need not have)
 
 
-class MRQuiltCover(MRJob):
-    INPUT_PROTOCOL = RawValueProtocol
-    INTERNAL_PROTOCOL = RawProtocol
-    OUTPUT_PROTOCOL = JSONProtocol
+class MRQuiltCover(QuiltJob):
+    OUTPUT_PROTOCOL = JSONProtocol  # few lines, read back by the detector
 
     def configure_args(self):
         super().configure_args()
-        self.add_passthru_arg("--m", type=int, required=True)
         self.add_passthru_arg("--c", type=int, required=True)
         self.add_passthru_arg("--foreign", choices=["none", "domain", "ip"], default="none")
         self.add_passthru_arg("--phi", type=float, default=None)
