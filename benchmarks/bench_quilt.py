@@ -197,9 +197,9 @@ def shingle_lines(pages: list[dict], k: int, path: Path) -> Path:
     """tests/test_quilt.py::_shingles: the lines write_shingles writes, from page dicts."""
     from spamflow_quilt.shingle import gram_hashes, shingle_line
 
-    with open(path, "w", encoding="utf-8") as fh:
+    with open(path, "wb") as fh:
         for p in pages:
-            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + "\n")
+            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
     return path
 
 
@@ -300,20 +300,27 @@ def _find_quilts(shingles: Path, work: Path, runner: str, runner_args: tuple) ->
 
 
 def _job_counts(work: Path) -> dict:
+    """Patch grams, triples (sum of df(df-1)) and patchy pages, read from jobs (a) and (b)."""
+    from spamflow_quilt.mr_base import untagged
+
+    def rows(path: Path, kind: bytes):
+        with open(path, "rb") as fh:
+            for line in fh:
+                got, columns = untagged(line.rstrip(b"\n").split(b"\t", 1)[1])
+                if got == kind:
+                    yield columns
+
     counts = {}
     pg = next(work.rglob("patch_grams.tsv"), None)  # find_quilts may file outputs under parameter folders
     if pg is not None:
         n = triples = 0
-        with open(pg, encoding="utf-8") as fh:
-            for line in fh:
-                df = int(line.rsplit("\t", 1)[1])
-                n += 1
-                triples += df * (df - 1)
+        for _grams, df in rows(pg, b"P"):
+            n += len(df)
+            triples += int((df.astype("int64") * (df.astype("int64") - 1)).sum())
         counts.update(patch_grams=n, triples=triples)
     patchy = next(work.rglob("patchy_pages.tsv"), None)
     if patchy is not None:
-        with open(patchy, encoding="utf-8") as fh:
-            counts["patchy_pages"] = sum(1 for _ in fh)
+        counts["patchy_pages"] = sum(len(columns[0]) for columns in rows(patchy, b"Q"))
     return counts
 
 

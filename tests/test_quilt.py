@@ -8,11 +8,13 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
-from spamflow_quilt.cover import greedy_cover
+from spamflow_quilt.cover import greedy_cover, greedy_cover_arrays
 from spamflow_quilt.detector import find_quilts
 from spamflow_quilt.params import QuiltParams
-from spamflow_quilt.shingle import gram_hashes, shingle_line
+from spamflow_quilt.shingle import batch_gram_hashes, gram_hashes, shingle_line
 
 from quilt_reference import grams, reference_quilts
 
@@ -47,17 +49,18 @@ def random_corpus(seed: int, n: int = 40) -> list[dict]:
 
 
 def _shingles(pages: list[dict], k: int, path: Path) -> Path:
-    with open(path, "w") as fh:
+    with open(path, "wb") as fh:
         for p in pages:
-            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + "\n")
+            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
     return path
 
 
-def _mr(pages, tmp_path, runner="inline", **params):
+def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, **params):
     qp = QuiltParams(**params)
-    work = tmp_path / f"work-{runner}-{abs(hash(json.dumps(params, sort_keys=True)))}"
+    work = tmp_path / f"work-{runner}-{buckets}-{flush_rows}-{abs(hash(json.dumps(params, sort_keys=True)))}"
     work.mkdir()
-    found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv"), work, qp, runner)
+    found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv"), work, qp, runner,
+                        buckets=buckets, flush_rows=flush_rows)
     return [{"doc_id": d, "n_grams": c["n_grams"], "n_patch_grams": c["n_patch_grams"],
              "sources": [tuple(s) for s in c["sources"]]} for d, c in found]
 
@@ -99,6 +102,36 @@ def test_mapreduce_equals_the_reference_on_the_local_runner(tmp_path):
         assert _mr(pages, tmp_path, runner="local", **params) == expected
 
 
+@pytest.mark.parametrize(("buckets", "flush_rows"), [(1, None), (2, 3), (5, 1), (64, 7)])
+def test_result_does_not_depend_on_how_records_are_batched(tmp_path, buckets, flush_rows):
+    """Buckets and mapper flushes only batch rows into records: one bucket, a flush after
+    every page, and more buckets than grams all give the reference's answer."""
+    pages = random_corpus(4)
+    for foreign in ("none", "ip"):
+        params = {"k": 3, "m": 6, "c": 2, "theta": 0.4, "foreign": foreign}
+        expected = _ref(pages, **params)
+        assert expected
+        assert _mr(pages, tmp_path, buckets=buckets, flush_rows=flush_rows, **params) == expected
+
+
+def test_batch_shingling_equals_gram_hashes_page_by_page():
+    """The vectorised shingler hashes the same bytes as the plain definition, for pages with
+    non-ASCII words, no words, fewer than k words, repeated grams, and null word lists."""
+    rng = random.Random(5)
+    vocab = ["a", "bé", "ß", "日本", "x", "yy", "zzz", "ünï", "a"]
+    for _ in range(300):
+        pages = [None if rng.random() < 0.1 else [rng.choice(vocab) for _ in range(rng.randint(0, 12))]
+                 for _ in range(rng.randint(0, 8))]
+        k = rng.randint(1, 4)
+        array = pa.array(pages, pa.list_(pa.string()))
+        if len(array) > 2:  # a slice, as Arrow hands out record batches
+            array, pages = array.slice(1), pages[1:]
+        got, offsets = batch_gram_hashes(array, k)
+        assert len(offsets) == len(pages) + 1
+        for i, words in enumerate(pages):
+            assert got[offsets[i]:offsets[i + 1]].tolist() == gram_hashes(words or [], k)
+
+
 def test_hand_worked_quilt():
     # page 1 is stitched from pages 2, 3 and 4 (k=2); page 5 shares one gram with page 2
     pages = [
@@ -122,6 +155,15 @@ def test_greedy_cover_follows_the_paper_on_a_known_case():
     # doc 10 covers {1,2,3}, doc 11 covers {3,4}, doc 12 covers {4}: greedy takes 10 (3 grams) then 11 (1 new)
     pairs = [(10, 1), (10, 2), (10, 3), (11, 3), (11, 4), (12, 4)]
     assert greedy_cover(pairs) == [(10, 3), (11, 1)]
+
+
+def test_array_greedy_cover_equals_the_set_version():
+    rng = random.Random(9)
+    for _ in range(500):
+        pairs = [(rng.randrange(1, 12), rng.randrange(30)) for _ in range(rng.randint(0, 60))]
+        sources = np.array([d for d, _ in pairs], np.uint64)
+        grams = np.array([g for _, g in pairs], np.uint64)
+        assert greedy_cover_arrays(sources, grams) == greedy_cover(pairs), pairs
 
 
 def _exact_min_cover(page_grams: set, candidates: dict[int, set]) -> int:

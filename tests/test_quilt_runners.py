@@ -83,7 +83,7 @@ def test_hadoop_streaming_processes_equal_the_reference(tmp_path):
     patchy = tmp_path / "patchy.tsv"
     patchy.write_bytes(_streaming_job(MRPatchFraction, [*m, "--theta", str(PARAMS.theta)], [shingles, df]))
     covers = _streaming_job(MRQuiltCover, [*m, "--c", str(PARAMS.c), "--foreign", PARAMS.foreign],
-                            [shingles, df, patchy])
+                            [patchy])
     found = sorted((json.loads(k), json.loads(v)["sources"])
                    for k, v in (line.split("\t", 1) for line in covers.decode().splitlines()))
     expected = _expected(pages)

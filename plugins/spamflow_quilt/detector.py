@@ -31,15 +31,30 @@ HOST_SCHEMA = pa.schema([
 ])
 
 
+BUCKET_BYTES = 4 << 20
+"""Shingle bytes per bucket: a reducer holds about this much of the corpus's grams at once."""
+
+
+def bucket_count(shingles: Path) -> int:
+    """Buckets for a shingle file: a power of two, at least 8, ~4 MB of grams each, so that
+    records stay large (few of them) and a reducer's memory stays small at any corpus size."""
+    wanted = max(shingles.stat().st_size // BUCKET_BYTES, 8)
+    return 1 << (int(wanted) - 1).bit_length()
+
+
 def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
-                runner_args: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
+                runner_args: tuple[str, ...] = (), *, buckets: int | None = None,
+                flush_rows: int | None = None) -> list[tuple[int, dict]]:
     """Jobs (a), (b), (c) over one shingle file: [(doc_id, cover record)], by doc_id.
 
     Each job's output lands under ``work`` in a folder named by the parameters it depends
     on (``m50/``, ``m50/theta0.5/``, ``m50/theta0.5/c4-domain-phiNone/``) and is reused when
     it is already there, so a parameter sweep redoes only what a changed parameter touches.
+    ``buckets`` and ``flush_rows`` batch the jobs' records and do not change the result.
     """
-    m = ["--m", str(params.m)]
+    m = ["--m", str(params.m), "--buckets", str(buckets or bucket_count(shingles))]
+    if flush_rows:
+        m += ["--flush-rows", str(flush_rows)]
     df_dir = work / f"m{params.m}"
     patchy_dir = df_dir / f"theta{params.theta!r}"
     cover_dir = patchy_dir / f"c{params.c}-{params.foreign}-phi{params.phi!r}"
@@ -56,7 +71,7 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
     cover_args = [*m, "--c", str(params.c), "--foreign", params.foreign]
     if params.phi is not None:
         cover_args += ["--phi", repr(params.phi)]
-    covers = job(MRQuiltCover, [shingles, patch_grams, patchy], cover_dir / "covers.tsv", cover_args)
+    covers = job(MRQuiltCover, [patchy], cover_dir / "covers.tsv", cover_args)
     found = []
     with open(covers, encoding="utf-8") as fh:
         for line in fh:

@@ -1,16 +1,102 @@
-"""What the three quilt jobs share: plain-text records and the ``--m`` parameter."""
+"""What the three quilt jobs share: line formats, bucketed records, and ``--m``.
 
+Every record between tasks carries a bucket of rows (:mod:`spamflow_quilt.packed`), keyed
+``g<bucket>`` when its rows are grouped by gram and ``d<bucket>`` when grouped by page, and
+its value starts with one letter saying what the rows are:
+
+====  =====================================  ============================================
+kind  columns                                meaning
+====  =====================================  ============================================
+G     gram, doc                              a page contains the gram
+D     gram, count                            pages of the gram counted so far (job (a))
+P     gram, df                               a patch gram (job (a)'s output)
+S     doc, n_grams, domain id, ip id         a page: its number of distinct grams, its servers
+H     doc, gram                              a page contains a patch gram
+Q     doc, n_patch_grams, n_grams            a patchy page (job (b)'s output)
+R     gram, doc, domain id, ip id            a page contains a patch gram (job (b)'s output)
+T     doc, gram, other doc                   a triple of Section 2 (job (c))
+====  =====================================  ============================================
+
+Buckets only batch records: the result does not depend on ``--buckets`` or
+``--flush-rows`` (the exactness tests vary both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
 from mrjob.job import MRJob
-from mrjob.protocol import RawProtocol, RawValueProtocol
+from mrjob.protocol import BytesProtocol, BytesValueProtocol
+
+from spamflow_quilt.buckets import by_bucket, doc_bucket, gram_bucket
+from spamflow_quilt.packed import pack, unpack
+
+
+def gram_key(bucket: int) -> bytes:
+    return b"g%06d" % bucket
+
+
+def doc_key(bucket: int) -> bytes:
+    return b"d%06d" % bucket
+
+
+def tagged(kind: bytes, *columns: np.ndarray) -> bytes:
+    return kind + b" " + pack(*columns)
+
+
+def untagged(value: bytes) -> tuple[bytes, list[np.ndarray]]:
+    return value[:1], unpack(value[2:])
+
+
+def rows_of(values: Iterable[bytes]) -> dict[bytes, list[list[np.ndarray]]]:
+    """A reducer's values, unpacked and sorted by kind: {kind: [columns, columns, ...]}."""
+    out: dict[bytes, list[list[np.ndarray]]] = {}
+    for value in values:
+        kind, columns = untagged(value)
+        out.setdefault(kind, []).append(columns)
+    return out
+
+
+def joined(parts: list[list[np.ndarray]] | None, columns: int) -> list[np.ndarray]:
+    """The chunks of one kind concatenated column by column (empty columns if none)."""
+    if not parts:
+        return [np.empty(0, np.uint64) for _ in range(columns)]
+    return [np.concatenate([part[i] for part in parts]) for i in range(columns)]
+
+
+def page_fields(line: bytes) -> list[bytes] | None:
+    """A shingle line's four fields (doc, domain, ip, packed grams), or None for a job's output line."""
+    fields = line.split(b"\t", 3)
+    return fields if len(fields) == 4 else None
 
 
 class QuiltJob(MRJob):
-    """Lines in, ``key<TAB>value`` text between tasks (JSON cost half the jobs' time)."""
+    """Lines of bytes in and between tasks (keys ASCII, values packed rows)."""
 
-    INPUT_PROTOCOL = RawValueProtocol
-    INTERNAL_PROTOCOL = RawProtocol
-    OUTPUT_PROTOCOL = RawProtocol
+    INPUT_PROTOCOL = BytesValueProtocol
+    INTERNAL_PROTOCOL = BytesProtocol
+    OUTPUT_PROTOCOL = BytesProtocol
 
     def configure_args(self):
         super().configure_args()
         self.add_passthru_arg("--m", type=int, required=True, help="largest df of a patch gram")
+        self.add_passthru_arg("--buckets", type=int, default=64,
+                              help="hash partitions of grams and of pages (rows per record ~ rows / buckets)")
+        self.add_passthru_arg("--flush-rows", type=int, default=1 << 21,
+                              help="rows a mapper buffers before it emits them (~24 bytes each)")
+
+    def by_grams(self, kind: bytes, grams: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
+        """Records of ``kind`` keyed by gram bucket."""
+        for bucket, cols in by_bucket(gram_bucket(grams, self.options.buckets), grams, *columns):
+            yield gram_key(bucket), tagged(kind, *cols)
+
+    def by_docs(self, kind: bytes, docs: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
+        """Records of ``kind`` keyed by page bucket."""
+        for bucket, cols in by_bucket(doc_bucket(docs, self.options.buckets), docs, *columns):
+            yield doc_key(bucket), tagged(kind, *cols)
+
+    def passed_on(self, key: bytes, rows: dict[bytes, list[list[np.ndarray]]], kind: bytes):
+        """Records of ``kind`` handed unchanged to the next step."""
+        for columns in rows.get(kind, ()):
+            yield key, tagged(kind, *columns)

@@ -1,24 +1,46 @@
 """Job (a): document frequency of every k-gram, keeping the patch grams (1 < df ≤ m).
 
-Input: shingle lines ``doc<TAB>domain<TAB>ip<TAB>gram gram ...``.  Output: ``gram<TAB>df``.
-Records between tasks are plain text (``RawProtocol``), not JSON.
+Input: shingle lines ``doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct per page:
+set semantics).  Output: ``g<bucket><TAB>P <packed gram, df>``.  Mappers count the grams
+they read (in-mapper combining), combiners and reducers add counts per bucket.
 """
 
-from spamflow_quilt.mr_base import QuiltJob
+import numpy as np
+
+from spamflow_quilt.buckets import RowBuffer, sum_by_key
+from spamflow_quilt.mr_base import QuiltJob, joined, page_fields, rows_of, tagged
+from spamflow_quilt.packed import unpack
 
 
 class MRGramDocumentFrequency(QuiltJob):
+    def mapper_init(self):
+        self.pending = RowBuffer(1)
+
     def mapper(self, _, line):
-        for gram in line.split("\t", 3)[3].split():  # distinct per page: set semantics
-            yield gram, "1"
+        fields = page_fields(line)
+        if fields is None:
+            raise ValueError(f"job (a) reads shingle lines only, got {line[:80]!r}")
+        self.pending.add(unpack(fields[3])[0])
+        if self.pending.rows >= self.options.flush_rows:
+            yield from self.flush()
 
-    def combiner(self, gram, counts):
-        yield gram, str(sum(map(int, counts)))
+    def mapper_final(self):
+        yield from self.flush()
 
-    def reducer(self, gram, counts):
-        df = sum(map(int, counts))
-        if 1 < df <= self.options.m:
-            yield gram, str(df)
+    def flush(self):
+        (grams,) = self.pending.take()
+        grams, df = np.unique(grams, return_counts=True)
+        yield from self.by_grams(b"D", grams.astype(np.uint64), df.astype(np.uint32))
+
+    def combiner(self, key, values):
+        grams, df = sum_by_key(*joined(rows_of(values).get(b"D"), 2))
+        yield key, tagged(b"D", grams, df)
+
+    def reducer(self, key, values):
+        grams, df = sum_by_key(*joined(rows_of(values).get(b"D"), 2))
+        keep = (df > 1) & (df <= self.options.m)
+        if keep.any():
+            yield key, tagged(b"P", grams[keep], df[keep])
 
 
 if __name__ == "__main__":

@@ -1,24 +1,25 @@
 """Job (c): for each patch gram, the (page, gram, other page) triples; grouped by patchy
 page, the greedy set cover of Section 2, keeping pages with at least c sources.
 
-Inputs: shingle lines, the outputs of jobs (a) and (b).  ``--foreign domain|ip`` keeps only
-triples whose other page is on another server (Section 3).  Records between tasks are plain
-text; the output, one line per quilted page, is JSON:
+Input: the output of job (b), the patchy pages and the rows of patch grams (gram, page,
+domain id, ip id).  ``--foreign domain|ip`` keeps only triples whose two pages are on
+different servers (Section 3; a page whose server is unknown is foreign to none).  Step 1
+makes each gram bucket's triples; step 2 joins each page bucket's triples with its patchy
+pages and covers.  The output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
+import numpy as np
 from mrjob.protocol import JSONProtocol
 from mrjob.step import MRStep
 
-from spamflow_quilt.cover import greedy_cover, keep_sources
-from spamflow_quilt.mr_base import QuiltJob
-from spamflow_quilt.postings import PATCH_MARK, patch_postings
-
-NO_SERVER = "-"  # as in shingle.py (not imported: it imports pyarrow, which workers need not have)
+from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
+from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, untagged
+from spamflow_quilt.triples import iter_pair_triples
 
 
 class MRQuiltCover(QuiltJob):
-    OUTPUT_PROTOCOL = JSONProtocol  # few lines, read back by the detector
+    OUTPUT_PROTOCOL = JSONProtocol  # one line per quilted page, read back by the detector
 
     def configure_args(self):
         super().configure_args()
@@ -31,49 +32,44 @@ class MRQuiltCover(QuiltJob):
                 MRStep(reducer=self.cover)]
 
     def tag_inputs(self, _, line):
-        fields = line.split("\t")
-        if len(fields) == 4:  # a page: doc, domain, ip, grams
-            server = {"none": NO_SERVER, "domain": fields[1], "ip": fields[2]}[self.options.foreign]
-            value = f"{fields[0]} {server}"
-            for gram in fields[3].split():
-                yield gram, value
-        elif " " in fields[1]:  # a patchy page from job (b): "n_patch_grams n_grams"
-            yield "#" + fields[0], "q " + fields[1]
-        else:  # a patch gram from job (a)
-            yield fields[0], PATCH_MARK
+        key, value = line.split(b"\t", 1)
+        kind, columns = untagged(value)
+        if kind == b"R":  # rows of patch grams
+            yield from self.by_grams(b"R", *columns)
+        elif kind == b"Q":  # patchy pages
+            yield from self.by_docs(b"Q", *columns)
+        else:
+            raise ValueError(f"job (c) reads job (b)'s output, got a {kind!r} record under {key!r}")
 
     def triples(self, key, values):
-        if key.startswith("#"):  # the patchy-page mark passes through
-            for value in values:
-                yield key[1:], value
+        rows = rows_of(values)
+        if key.startswith(b"d"):  # patchy pages pass through to step 2
+            yield from self.passed_on(key, rows, b"Q")
             return
-        postings = patch_postings(values, self.options.m)
-        if postings is None:
-            return
-        pages = [value.split(" ") for value in postings]
-        foreign = self.options.foreign != "none"
-        for doc, server in pages:
-            for other, other_server in pages:
-                if other == doc:
-                    continue
-                if foreign and (NO_SERVER in (server, other_server) or server == other_server):
-                    continue
-                yield doc, f"t {key} {other}"
+        grams, docs, domains, ips = joined(rows.get(b"R"), 4)
+        foreign = self.options.foreign
+        servers = {"none": domains, "domain": domains, "ip": ips}[foreign]
+        for doc, gram, other in iter_pair_triples(grams, docs, servers, foreign=foreign != "none"):
+            yield from self.by_docs(b"T", doc, gram, other)
 
-    def cover(self, doc, values):
-        mark, pairs = None, []
-        for value in values:
-            kind, first, second = value.split(" ")
-            if kind == "q":
-                mark = (int(first), int(second))
-            else:
-                pairs.append((int(second), first))
-        if mark is None:  # not a patchy page
-            return
-        n_patch, n_grams = mark
-        sources = keep_sources(greedy_cover(pairs), n_patch, self.options.phi)
-        if len(sources) >= self.options.c:
-            yield int(doc), {"n_patch_grams": n_patch, "n_grams": n_grams, "sources": sources}
+    def cover(self, key, values):
+        rows = rows_of(values)
+        patchy_docs, n_patch, n_grams = joined(rows.get(b"Q"), 3)
+        docs, grams, others = joined(rows.get(b"T"), 3)
+        keep = np.isin(docs, patchy_docs)
+        docs, grams, others = docs[keep], grams[keep], others[keep]
+        order = np.argsort(docs, kind="stable")
+        docs, grams, others = docs[order], grams[order], others[order]
+        starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]]) if len(docs) else np.empty(0, np.int64)
+        ends = np.r_[starts[1:], len(docs)]
+        size = dict(zip(patchy_docs.tolist(), zip(n_patch.tolist(), n_grams.tolist())))
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            doc = int(docs[start])
+            n_patch_doc, n_grams_doc = size[doc]
+            sources = keep_sources(greedy_cover_arrays(others[start:end], grams[start:end]), n_patch_doc,
+                                   self.options.phi)
+            if len(sources) >= self.options.c:
+                yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": sources}
 
 
 if __name__ == "__main__":
