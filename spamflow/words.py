@@ -52,11 +52,18 @@ def html_noise(html: str) -> str:
     """HSS's "HTML noise" (Urvoy et al., section 3.1): the document with its alphanumeric
     characters removed, keeping whitespace, line feeds and tag punctuation.
 
-    Non-ASCII characters are removed too: in HTML they are content (letters of other
-    scripts, typographic quotes), not markup, and dropping them lets this run as one
-    ``bytes.translate`` (docs/parse.md).
+    "Alphanumeric" is Unicode's: letters and digits of every script go, with the combining
+    marks that belong to them (the letters of a word, as in :func:`words`); non-ASCII
+    whitespace and punctuation (no-break spaces, typographic quotes, dashes, ``»``) stay,
+    as the paper keeps all non-alphanumeric characters.  ASCII text takes one
+    ``bytes.translate``.
 
     >>> html_noise('<p class="x">Hi 2 you, Zoë</p>\\n')
     '< ="">  , </>\\n'
+    >>> html_noise('<p>«Caf\u0065\u0301\u00a0\u2014 日本_x»</p>')
+    '<>«\xa0— _»</>'
     """
-    return html.encode("ascii", "ignore").translate(None, _ASCII_ALNUM).decode("ascii")
+    if html.isascii():
+        return html.encode("ascii").translate(None, _ASCII_ALNUM).decode("ascii")
+    pattern = _word_pattern(any(unicodedata.category(c)[0] == "M" for c in set(_ASTRAL.findall(html))))
+    return "_".join(pattern.sub("", part) for part in html.split("_"))  # the pattern's \\w has "_": keep it
