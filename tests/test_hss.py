@@ -5,6 +5,7 @@ similarity graph; the measured miss rate of the probing against P_miss."""
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 import pytest
@@ -197,3 +198,12 @@ def test_centroid_is_the_member_most_similar_to_the_others():
     expected_mean = np.mean([int(matched_dimensions(fps[got.index], fps[j])) / 64 for j in range(12) if j != got.index])
     assert got.mean_similarity == pytest.approx(expected_mean)
     assert got.similarities[got.index] == 1.0
+
+
+@pytest.mark.parametrize("html", ['<p class="x">Hi 2 you, Zoë</p>\n', "«Cafe\u0301\u00a0— 日本_x» ½ ² ٣", "a😀\U00010000b𑀅𑁄_x", "plain"])
+def test_html_noise_drops_exactly_the_alphanumeric_characters(html):
+    """Section 3.1: every alphanumeric character goes (with the combining marks of letters), all else stays."""
+    from spamflow.words import html_noise
+
+    expected = "".join(c for c in html if not (c.isalnum() or unicodedata.category(c).startswith("M")))
+    assert html_noise(html) == expected
