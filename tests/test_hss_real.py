@@ -8,10 +8,10 @@ import math
 from collections import defaultdict
 from itertools import combinations
 
+import hss_real_pages
 import numpy as np
 import pytest
 
-import hss_real_pages
 from spamflow_hss.fingerprint import fingerprint_hashes, matched_dimensions, orderings
 from spamflow_hss.ngram_hash import ngram_hashes
 from spamflow_hss.probing import ProbeStats, cluster_fingerprints
