@@ -17,7 +17,13 @@ from tqdm import tqdm
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow_hss.cluster_table import centroid, rank_key
-from spamflow_hss.fingerprint_table import fingerprint_pages, fingerprints_dataset, page_parts, read_fingerprints
+from spamflow_hss.fingerprint_table import (
+    fingerprint_pages,
+    fingerprint_pages_mapreduce,
+    fingerprints_dataset,
+    page_parts,
+    read_fingerprints,
+)
 from spamflow_hss.params import HSSParams
 from spamflow_hss.probing import ProbeStats, cluster_fingerprints, p_miss
 
@@ -53,6 +59,7 @@ class HSSDetector(Detector):
                    "probe/check clustering of pages made from one template, across domains.")
     Params = HSSParams
     requires = ("parse",)
+    uses_mapreduce = True  # with mapreduce: true, fingerprints come from the mr_fingerprint job
 
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
@@ -63,10 +70,14 @@ class HSSDetector(Detector):
                         "p * t >= 512 for m = 128, k = 1)", miss, params.m, params.k, params.p, params.t,
                         100 * P_MISS_WARNING)
         parts = page_parts(ctx.inputs["parse"]["pages"])
-        with tqdm(desc="hss fingerprints", unit="page", disable=None if ctx.settings.progress else True) as bar:
-            counts: Counter[str] = Counter(fingerprint_pages(
-                parts, ctx.outdir / "fingerprints", params.n, params.m, params.seed, ctx.settings.workers,
-                done=bar.update))
+        if params.mapreduce:
+            counts: Counter[str] = Counter(fingerprint_pages_mapreduce(
+                parts, ctx.outdir / "fingerprints", ctx.outdir / "work", params.n, params.m, params.seed,
+                ctx.settings.runner, ctx.settings.runner_args))
+        else:
+            with tqdm(desc="hss fingerprints", unit="page", disable=None if ctx.settings.progress else True) as bar:
+                counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
+                                                   params.seed, ctx.settings.workers, done=bar.update))
         table = fingerprints_dataset(ctx.outdir / "fingerprints").to_table()
         clusters, assignment, summary = cluster_snapshots(table, params, counts,
                                                           progress=ctx.settings.progress)

@@ -3,6 +3,7 @@ gives a Parquet part of fingerprints, in batches, so memory does not grow with t
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -105,3 +107,44 @@ def page_parts(pages: Path) -> list[Path]:
 
 def fingerprints_dataset(folder: Path) -> ds.Dataset:
     return ds.dataset(folder, format="parquet")
+
+
+def fingerprint_pages_mapreduce(parts: list[Path], outdir: Path, work: Path, n: int, m: int, seed: int,
+                                runner: str, runner_args: tuple[str, ...] = ()) -> dict[str, int]:
+    """The same fingerprint parts as :func:`fingerprint_pages`, computed by the map-only
+    mrjob job ``mr_fingerprint`` on ``runner``: the noise goes out as ``doc_id<TAB>json``
+    lines, the fingerprints come back by doc_id and are written beside the page columns."""
+    from spamflow.mr import run_job
+    from spamflow_hss.mr_fingerprint import MRFingerprint
+
+    work.mkdir(parents=True, exist_ok=True)
+    outdir.mkdir(parents=True, exist_ok=True)
+    noise_lines = work / "noise.tsv"
+    with open(noise_lines, "w", encoding="utf-8") as fh:
+        for part in parts:
+            for batch in pq.ParquetFile(part).iter_batches(batch_size=512, columns=["doc_id", "noise"]):
+                for doc_id, noise in zip(batch.column("doc_id").to_pylist(), batch.column("noise").to_pylist()):
+                    fh.write(f"{doc_id}\t{json.dumps(noise or '')}\n")
+    output = run_job(MRFingerprint, [noise_lines], work / "fingerprints.tsv", runner=runner,
+                     args=["--n", str(n), "--m", str(m), "--seed", str(seed)], runner_args=runner_args)
+    found: dict[int, tuple[int, bytes]] = {}
+    with open(output, encoding="utf-8") as fh:
+        for line in fh:
+            doc_id, ngrams, hexed = line.rstrip("\n").split("\t")
+            found[int(doc_id)] = (int(ngrams), bytes.fromhex(hexed))
+    counts: Counter[str] = Counter()
+    schema = fingerprint_schema(m)
+    for i, part in enumerate(parts):
+        table = pq.read_table(part, columns=[*PAGE_COLUMNS, "noise"])
+        rows = [found[d] for d in table.column("doc_id").to_pylist()]
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), ">u8").astype(np.uint64).reshape(-1, m)
+        ngrams = np.array([r[0] for r in rows], np.int64)
+        counts["pages"] += len(rows)
+        counts["short_pages"] += int(np.count_nonzero(ngrams == 0))
+        counts["sparse_pages"] += int(np.count_nonzero((vectors == EMPTY).any(axis=1)))
+        counts["noise_chars"] += int(pc.sum(pc.utf8_length(table.column("noise"))).as_py() or 0)
+        columns = [table.column(name) for name in PAGE_COLUMNS]
+        columns += [pa.array(ngrams), pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), m)]
+        pq.write_table(pa.Table.from_arrays(columns, schema=schema), outdir / f"part-{i:05d}.parquet",
+                       compression="zstd")
+    return dict(counts)

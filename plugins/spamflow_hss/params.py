@@ -20,6 +20,9 @@ class HSSParams(DetectorParams):
     max_representatives: int = Field(64, ge=1, description=(
         "most representatives one bucket is checked against per probe (quasi-transitivity, section 3.4.1); "
         "caps the cost of a bucket of unrelated pages"))
+    mapreduce: bool = Field(False, description=(
+        "fingerprint with the map-only mrjob job (mr_fingerprint) on the configured mapreduce runner instead of "
+        "in this process; the fingerprints are the same"))
 
     @model_validator(mode="after")
     def _fits_m(self) -> HSSParams:
