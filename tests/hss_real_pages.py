@@ -1,5 +1,5 @@
 """Real HTML pages from ../shared/data for the HSS tests: (site, url, noise) of the
-trafilatura evaluation pages and the article-extraction benchmark (1,214 pages, 1,115
+trafilatura evaluation pages and the article-extraction benchmark (1,213 pages, 1,142
 sites).  A page's site is its host; for web.archive.org captures, the host of the archived
 URL; for trafilatura's ``hard::`` entries without a URL, the domain their file is named
 after (``jamaicaobserver.com-attacks.html`` -> ``jamaicaobserver.com``), else the file.

@@ -120,18 +120,23 @@ def fingerprint_pages_mapreduce(parts: list[Path], outdir: Path, work: Path, n: 
     work.mkdir(parents=True, exist_ok=True)
     outdir.mkdir(parents=True, exist_ok=True)
     noise_lines = work / "noise.tsv"
+    written = 0
     with open(noise_lines, "w", encoding="utf-8") as fh:
         for part in parts:
             for batch in pq.ParquetFile(part).iter_batches(batch_size=512, columns=["doc_id", "noise"]):
                 for doc_id, noise in zip(batch.column("doc_id").to_pylist(), batch.column("noise").to_pylist()):
                     fh.write(f"{doc_id}\t{json.dumps(noise or '')}\n")
+                    written += 1
     output = run_job(MRFingerprint, [noise_lines], work / "fingerprints.tsv", runner=runner,
                      args=["--n", str(n), "--m", str(m), "--seed", str(seed)], runner_args=runner_args)
     found: dict[int, tuple[int, bytes]] = {}
     with open(output, encoding="utf-8") as fh:
         for line in fh:
-            doc_id, ngrams, hexed = line.rstrip("\n").split("\t")
-            found[int(doc_id)] = (int(ngrams), bytes.fromhex(hexed))
+            key, count, hexed = line.rstrip("\n").split("\t")
+            found[int(key)] = (int(count), bytes.fromhex(hexed))
+    if len(found) != written:
+        raise RuntimeError(f"{output}: the fingerprint job returned {len(found)} fingerprints for the {written} "
+                           f"pages of {noise_lines} (duplicate doc_ids in the page table, or a failed task)")
     counts: Counter[str] = Counter()
     schema = fingerprint_schema(m)
     for i, part in enumerate(parts):
