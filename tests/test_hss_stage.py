@@ -1,5 +1,6 @@
-"""The map-only mrjob fingerprint job gives the same fingerprint table as the in-process
-streaming map, on the inline and local runners (local also checks the package zip)."""
+"""The hss stage outside the demo: the map-only mrjob fingerprint job gives the same
+fingerprint table as the in-process streaming map (inline and local runners; local also
+checks the package zip) and the same clusters; P_miss above 1% is warned about."""
 
 from __future__ import annotations
 
@@ -93,3 +94,19 @@ def test_the_stage_gives_the_same_clusters_with_and_without_mapreduce(tmp_path):
     assert sorted(c["size"] for c in clusters) == [10, 10, 10] and all(c["domains"] == 5 for c in clusters)
     for cluster in clusters:  # one cluster per template, nothing else in it
         assert len({(doc_id - 1000) // 10 for doc_id in cluster["members"]}) == 1
+
+
+def test_a_p_miss_above_one_percent_is_warned_about_and_counted(tmp_path, caplog):
+    from spamflow.detector import StageContext, StageOutputs
+    from spamflow_hss.detector import HSSDetector
+    from spamflow_hss.params import HSSParams
+
+    _template_pages(tmp_path / "pages", np.random.default_rng(7))
+    parse = StageOutputs("parse", tmp_path, {"pages": tmp_path / "pages"}, {})
+    (tmp_path / "out").mkdir()
+    with caplog.at_level("WARNING"):
+        result = HSSDetector().run(StageContext(HSSParams(p=3, t=35), {"parse": parse}, tmp_path / "out"))
+    assert "P_miss = 0.3801" in caplog.text and "above 1%" in caplog.text  # C(125, 35) / C(128, 35)
+    assert result.counts["p_miss_above_1pct"] == 1
+    summary = json.loads((tmp_path / "out" / result.outputs["summary"]).read_text())
+    assert summary["p_miss_warning"] and round(summary["p_miss"], 4) == 0.3801
