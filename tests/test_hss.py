@@ -159,7 +159,29 @@ def test_procedure_2_finds_the_components_of_the_full_similarity_graph():
     assert _same_partition(labels, np.array(truth))
     for a, b in probe_check_edges(fps, probe_subsets(128, 1, 20, 1), 35):
         assert matched_dimensions(fps[a], fps[b]) > 35  # every edge passed the check
-    assert stats.checks < 20 * len(fps)  # at most one check per page per probe when templates are tight
+    # buckets of at most max_representatives pages are checked pair by pair, as Procedure 2 says
+    assert stats.checks <= 20 * sum(size * (size - 1) // 2 for size in (40, 25, 10, 3, 2))
+
+
+def test_small_buckets_are_checked_pair_by_pair_and_catch_worms():
+    """A chain (a "worm", Figure 3): each page is similar to its neighbours only.  Every
+    page shares one probe value, so one bucket holds the chain; checked pair by pair (the
+    bucket is under max_representatives) it is one cluster, with the representative check
+    alone it would break."""
+    rng = np.random.default_rng(4)
+    chain = [rng.integers(0, 1 << 62, size=128, dtype=np.uint64)]
+    for _ in range(9):
+        page = rng.integers(0, 1 << 62, size=128, dtype=np.uint64)
+        keep = rng.choice(128, 60, replace=False)
+        page[keep] = chain[-1][keep]
+        chain.append(page)
+    fps = np.stack(chain)
+    fps[:, 0] = 7
+    assert _same_partition(_brute_force_components(fps, 35), np.zeros(10, np.int64))
+    labels = components(10, probe_check_edges(fps, np.array([[0]]), t=35, max_representatives=64))
+    assert len(set(labels.tolist())) == 1
+    split = components(10, probe_check_edges(fps, np.array([[0]]), t=35, max_representatives=2))
+    assert len(set(split.tolist())) > 1
 
 
 def test_a_big_bucket_costs_linear_checks_thanks_to_quasi_transitivity():

@@ -97,3 +97,47 @@ def test_similar_command_ranks_the_farm_first_and_draws_figure_4(demo_run):
     assert ranking[farm_pages - 1]["sim_b"] > ranking[farm_pages]["sim_b"]
     assert Path(entry["outputs"]["figure4"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [r["sim_b"] for r in ranking] == sorted((r["sim_b"] for r in ranking), reverse=True)
+
+
+def _union_find(n: int, pairs) -> list[int]:
+    """The component root of each of n nodes joined by ``pairs`` (plain union-find)."""
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        parent[find(int(a))] = find(int(b))
+    return [find(i) for i in range(n)]
+
+
+def test_clusters_are_the_components_of_the_full_similarity_graph(demo_run):
+    """Brute force on the demo: every pair's Sim_b, edges where it exceeds t/m, connected
+    components with at least two pages; the stage's clusters must be exactly those."""
+    import numpy as np
+    import pyarrow.dataset as ds
+
+    from spamflow_hss.fingerprint import matched_dimensions
+    from spamflow_hss.fingerprint_table import read_fingerprints
+
+    outputs = demo_run["stages"]["hss"]["outputs"]
+    table = ds.dataset(outputs["fingerprints"]).to_table()
+    assigned = {r["doc_id"]: r["cluster_id"] for r in pq.read_table(outputs["page_clusters"]).to_pylist()}
+    for snapshot in sorted(set(table.column("snapshot").to_pylist())):
+        part = table.filter(ds.field("snapshot") == snapshot)
+        fingerprints = read_fingerprints(part, 128)
+        similar = matched_dimensions(fingerprints[:, None, :], fingerprints[None, :, :]) > 35
+        doc_ids = part.column("doc_id").to_pylist()
+        root = _union_find(len(doc_ids), zip(*np.nonzero(np.triu(similar, 1))))
+        groups: dict[int, set[int]] = {}
+        for i, doc_id in enumerate(doc_ids):
+            groups.setdefault(root[i], set()).add(doc_id)
+        expected = sorted(sorted(g) for g in groups.values() if len(g) > 1)
+        got: dict[int, set[int]] = {}
+        for doc_id in doc_ids:
+            if assigned[doc_id] is not None:
+                got.setdefault(assigned[doc_id], set()).add(doc_id)
+        assert sorted(sorted(g) for g in got.values()) == expected

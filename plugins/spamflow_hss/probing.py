@@ -2,17 +2,18 @@
 random k-subsets of the m dimensions, check each candidate with Sim_b > t, and cluster by
 connected components; and P_miss (section 3.4.2), the chance the probing misses a pair.
 
-Checking *every* pair of a bucket is quadratic, and buckets of a big template hold
-hundreds of thousands of pages (Table 1 has a 626,900-page cluster).  We use the
-quasi-transitivity of section 3.4.1 instead: in each bucket the first page is the
-representative, every other page is checked against it only; the pages it does not match
-stay for a next round, where the first of them is the representative, and so on.  A bucket
-of b pages whose members are all alike costs b - 1 checks instead of b(b - 1)/2; the worst
-case (b pairwise-dissimilar pages sharing a key) would be b(b - 1)/2, so the rounds of a
-bucket are capped at ``max_representatives``: the pages still unmatched then are left for
-the other probes and counted (``ProbeStats.unchecked``).  A probe thus costs at most
-``max_representatives`` checks per page.  Every round is one numpy pass over all buckets
-of a probe.
+A bucket of at most ``max_representatives`` pages is checked pair by pair, as Procedure 2
+says.  Checking every pair of a big bucket is quadratic, and buckets of a big template hold
+hundreds of thousands of pages (Table 1 has a 626,900-page cluster).  There we use the
+quasi-transitivity of section 3.4.1: the bucket's first page is the representative, every
+other page is checked against it only; the pages it does not match stay for a next round,
+where the first of them is the representative, and so on.  A bucket of b pages of one
+template costs b - 1 checks instead of b(b - 1)/2.  The worst case (b pairwise-dissimilar
+pages sharing a key) would still be quadratic, so the rounds of a bucket are capped at
+``max_representatives``: the pages still unmatched then are left for the other probes and
+counted (``ProbeStats.unchecked``).  Either way a probe costs at most
+``max_representatives`` checks per page.  Every round is one numpy pass over all buckets of
+a probe.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def probe_check_edges(fingerprints: U64, subsets: Index, t: int, stats: ProbeSta
         sizes = np.bincount(bucket)
         shared = sizes[bucket] >= 2
         rows, bucket = rows[shared], bucket[shared]
+        small = sizes[bucket] <= max_representatives  # all pairs, as Procedure 2 says
         stats.buckets += int(np.count_nonzero(sizes >= 2))
         stats.largest_bucket = max(stats.largest_bucket, int(sizes.max()))
         checks = rounds = 0
@@ -138,11 +140,11 @@ def probe_check_edges(fingerprints: U64, subsets: Index, t: int, stats: ProbeSta
             checks += len(a)
             found.append(np.stack([a[ok], b[ok]], axis=1))
             left = member.copy()
-            left[member] = ~ok
-            rows, bucket = rows[left], bucket[left]
+            left[member] = ~ok | small[member]  # in a big bucket, a page that matched is done
+            rows, bucket, small = rows[left], bucket[left], small[left]
             if len(rows):  # a bucket down to one page has nobody left to check against
                 alone = np.bincount(bucket)[bucket] < 2
-                rows, bucket = rows[~alone], bucket[~alone]
+                rows, bucket, small = rows[~alone], bucket[~alone], small[~alone]
         stats.checks += checks
         stats.per_probe_checks.append(checks)
         stats.max_rounds = max(stats.max_rounds, rounds)
