@@ -110,3 +110,17 @@ def test_a_p_miss_above_one_percent_is_warned_about_and_counted(tmp_path, caplog
     assert result.counts["p_miss_above_1pct"] == 1
     summary = json.loads((tmp_path / "out" / result.outputs["summary"]).read_text())
     assert summary["p_miss_warning"] and round(summary["p_miss"], 4) == 0.3801
+
+
+def test_an_empty_page_table_gives_empty_outputs(tmp_path):
+    from spamflow.detector import StageContext, StageOutputs
+    from spamflow_hss.detector import HSSDetector
+    from spamflow_hss.params import HSSParams
+
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "out").mkdir()
+    parse = StageOutputs("parse", tmp_path, {"pages": tmp_path / "pages"}, {})
+    result = HSSDetector().run(StageContext(HSSParams(), {"parse": parse}, tmp_path / "out"))
+    assert result.counts["clusters"] == 0 and result.counts.get("pages", 0) == 0
+    assert (tmp_path / "out" / "clusters.jsonl").read_text() == ""
+    assert pq.read_table(tmp_path / "out" / "hosts.parquet").num_rows == 0

@@ -78,7 +78,7 @@ class HSSDetector(Detector):
             with tqdm(desc="hss fingerprints", unit="page", disable=None if ctx.settings.progress else True) as bar:
                 counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
                                                    params.seed, ctx.settings.workers, done=bar.update))
-        table = fingerprints_dataset(ctx.outdir / "fingerprints").to_table()
+        table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
         clusters, assignment, summary = cluster_snapshots(table, params, counts,
                                                           progress=ctx.settings.progress)
         summary.update(p_miss=miss, p_miss_warning=miss > P_MISS_WARNING, params=params.model_dump())

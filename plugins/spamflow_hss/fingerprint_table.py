@@ -105,8 +105,9 @@ def page_parts(pages: Path) -> list[Path]:
     return sorted(pages.glob("*.parquet")) if pages.is_dir() else [pages]
 
 
-def fingerprints_dataset(folder: Path) -> ds.Dataset:
-    return ds.dataset(folder, format="parquet")
+def fingerprints_dataset(folder: Path, m: int) -> ds.Dataset:
+    """The fingerprint parts of a folder (an empty table, not an error, when there are none)."""
+    return ds.dataset(folder, format="parquet", schema=fingerprint_schema(m))
 
 
 def fingerprint_pages_mapreduce(parts: list[Path], outdir: Path, work: Path, n: int, m: int, seed: int,

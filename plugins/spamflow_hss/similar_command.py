@@ -54,7 +54,7 @@ def run_command(args: argparse.Namespace) -> int:
     manifest = read_manifest(config.workdir)
     stage = manifest["stages"]["hss"]
     m = int(stage["params"]["m"])
-    table = fingerprints_dataset(Path(stage["outputs"]["fingerprints"])).to_table()
+    table = fingerprints_dataset(Path(stage["outputs"]["fingerprints"]), m).to_table()
     try:
         row = find_page(table, args.page, args.snapshot)
     except LookupError as err:
