@@ -89,6 +89,12 @@ def datasketch_prehashed(hashes: list[np.ndarray]) -> list:
     return out
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (np.unique is 8x slower on uint64 in numpy 2.4)."""
+    ordered = np.sort(values)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
 def synthetic_fingerprints(real: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
     """70 % variants of 300 real templates (10-40 % of dimensions redrawn), 30 % random."""
     bases = real[rng.choice(len(real), min(300, len(real)), replace=False)]
@@ -162,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
 
     fingerprints = fingerprint_all(noises)
     ds = datasketch_prehashed(hashes)
-    sets = [np.unique(h) for h in hashes]
+    sets = [distinct(h) for h in hashes]
     rng = np.random.default_rng(1)
 
     def jaccard(a: int, b: int) -> float:

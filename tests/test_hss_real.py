@@ -31,6 +31,12 @@ def corpus():
     return pages, hashes, fingerprints
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (np.unique is 8x slower on uint64 in numpy 2.4)."""
+    ordered = np.sort(values)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
 def _by_site(pages) -> dict[str, list[int]]:
     sites: dict[str, list[int]] = defaultdict(list)
     for i, page in enumerate(pages):
@@ -47,7 +53,7 @@ def test_sim_b_estimates_the_exact_resemblance_of_the_ngram_sets(corpus):
     rng = np.random.default_rng(0)
     pairs = [tuple(idx[:2]) for idx in _by_site(pages).values() if len(idx) >= 2]
     pairs += [tuple(rng.choice(len(pages), 2, replace=False)) for _ in range(300)]
-    sets = [np.unique(h) for h in hashes]
+    sets = {i: _distinct(hashes[i]) for pair in pairs for i in pair}
     jaccard, dice, estimate = [], [], []
     for a, b in pairs:
         inter = len(np.intersect1d(sets[a], sets[b], assume_unique=True))
