@@ -75,7 +75,9 @@ class HSSDetector(Detector):
                 parts, ctx.outdir / "fingerprints", ctx.outdir / "work", params.n, params.m, params.seed,
                 ctx.settings.runner, ctx.settings.runner_args))
         else:
-            with tqdm(desc="hss fingerprints", unit="page", disable=None if ctx.settings.progress else True) as bar:
+            total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+            with tqdm(total=total, desc="hss fingerprints", unit="page",
+                      disable=None if ctx.settings.progress else True) as bar:
                 counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
                                                    params.seed, ctx.settings.workers, done=bar.update))
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()

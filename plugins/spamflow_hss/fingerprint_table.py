@@ -36,7 +36,8 @@ def fingerprint_schema(m: int) -> pa.Schema:
     ])
 
 
-def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, batch_size: int = 512) -> dict[str, int]:
+def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, batch_size: int = 512,
+                     done: Callable[[int], None] | None = None) -> dict[str, int]:
     """Fingerprint every page of one Parquet part of the page table into ``out``.
 
     Counts: ``pages``; ``short_pages``, with fewer than n characters of noise (an all-empty
@@ -63,6 +64,8 @@ def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, batch_si
             columns = [batch.column(name) for name in PAGE_COLUMNS]
             columns += [pa.array(ngrams), pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), m)]
             writer.write_table(pa.Table.from_arrays(columns, schema=schema))
+            if done:
+                done(len(noises))
     return dict(counts)
 
 
@@ -74,7 +77,8 @@ def _fingerprint_job(job: tuple[str, str, int, int, int]) -> dict[str, int]:
 def fingerprint_pages(parts: list[Path], outdir: Path, n: int, m: int, seed: int, workers: int = 1,
                       done: Callable[[int], None] | None = None) -> dict[str, int]:
     """Fingerprint every part (in ``workers`` processes when more than one); one output
-    part per input part, ``outdir/part-NNNNN.parquet``.  ``done(pages)`` after each part."""
+    part per input part, ``outdir/part-NNNNN.parquet``.  ``done(pages)`` after each batch
+    (after each part with several workers)."""
     outdir.mkdir(parents=True, exist_ok=True)
     jobs = [(str(part), str(outdir / f"part-{i:05d}.parquet"), n, m, seed) for i, part in enumerate(parts)]
     counts: Counter[str] = Counter()
@@ -86,11 +90,8 @@ def fingerprint_pages(parts: list[Path], outdir: Path, n: int, m: int, seed: int
                 if done:
                     done(result.get("pages", 0))
     else:
-        for job in jobs:
-            result = _fingerprint_job(job)
-            counts.update(result)
-            if done:
-                done(result.get("pages", 0))
+        for pages, out, *_ in jobs:
+            counts.update(fingerprint_part(Path(pages), Path(out), n, m, seed, done=done))
     return dict(counts)
 
 
