@@ -9,7 +9,7 @@ infinity) and never matches (Sim_b, section 3.3).
 
 Our bit shuffles are the rotations (bit b goes to bit (b + r_i) mod 64, r_i in 1..63): a
 subfamily of the bit shuffles, as the paper allows, applied in five numpy passes where a
-general shuffle takes some fifty (eight table lookups per hash; measured 7x slower for the
+general shuffle takes some fifty (eight table lookups per hash; measured 3x slower for the
 whole fingerprint).  The preHash is already a finaliser-mixed 64-bit hash, so the order of
 the n-grams of one class is a random one whatever sigma_i is; sigma_i makes the orders of
 different seeds independent.
