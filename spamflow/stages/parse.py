@@ -26,7 +26,7 @@ def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
 
 class ParseStage(Stage):
     name = "parse"
-    version = "1"
+    version = "2"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1)
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)

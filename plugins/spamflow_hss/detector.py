@@ -1,0 +1,191 @@
+"""The ``hss`` stage: fingerprint every page (streaming), cluster each snapshot's
+fingerprints with Procedure 2, and write the cluster table, the page assignment and
+per-host features."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, defaultdict
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from spamflow.detector import Detector, StageContext, StageResult
+from spamflow_hss.cluster_table import centroid, rank_key
+from spamflow_hss.fingerprint_table import (
+    fingerprint_pages,
+    fingerprint_pages_mapreduce,
+    fingerprints_dataset,
+    page_parts,
+    read_fingerprints,
+)
+from spamflow_hss.params import HSSParams
+from spamflow_hss.probing import ProbeStats, cluster_fingerprints, p_miss
+
+log = logging.getLogger(__name__)
+P_MISS_WARNING = 0.01
+
+ASSIGNMENT_SCHEMA = pa.schema([
+    pa.field("doc_id", pa.int64(), nullable=False),
+    pa.field("snapshot", pa.string(), nullable=False),
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("host", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("cluster_id", pa.int64()),
+    pa.field("cluster_size", pa.int64(), nullable=False),
+    pa.field("cluster_domains", pa.int64(), nullable=False),
+    pa.field("similarity_to_centroid", pa.float64()),
+])
+
+HOST_SCHEMA = pa.schema([
+    pa.field("snapshot", pa.string(), nullable=False),
+    pa.field("host", pa.string(), nullable=False),
+    pa.field("pages", pa.int64(), nullable=False),
+    pa.field("largest_cluster_size", pa.int64(), nullable=False),
+    pa.field("largest_cluster_domains", pa.int64(), nullable=False),
+    pa.field("multi_domain_fraction", pa.float64(), nullable=False),
+])
+
+
+class HSSDetector(Detector):
+    name = "hss"
+    version = "1"
+    description = ("Urvoy et al.'s Hidden Style Similarity: min-sampling fingerprints of the HTML noise and "
+                   "probe/check clustering of pages made from one template, across domains.")
+    Params = HSSParams
+    requires = ("parse",)
+    uses_mapreduce = True  # with mapreduce: true, fingerprints come from the mr_fingerprint job
+
+    def run(self, ctx: StageContext) -> StageResult:
+        params = ctx.params
+        assert isinstance(params, HSSParams)
+        miss = p_miss(params.m, params.k, params.p, params.t)
+        if miss > P_MISS_WARNING:
+            log.warning("hss: P_miss = %.4f for m=%d k=%d p=%d t=%d is above %.0f%%; raise p (the paper: "
+                        "p * t >= 512 for m = 128, k = 1)", miss, params.m, params.k, params.p, params.t,
+                        100 * P_MISS_WARNING)
+        parts = page_parts(ctx.inputs["parse"]["pages"])
+        if params.mapreduce:
+            counts: Counter[str] = Counter(fingerprint_pages_mapreduce(
+                parts, ctx.outdir / "fingerprints", ctx.outdir / "work", params.n, params.m, params.seed,
+                ctx.settings.runner, ctx.settings.runner_args))
+        else:
+            total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+            with tqdm(total=total, desc="hss fingerprints", unit="page",
+                      disable=None if ctx.settings.progress else True) as bar:
+                counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
+                                                   params.seed, ctx.settings.workers, done=bar.update))
+        table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
+        clusters, assignment, summary = cluster_snapshots(table, params, counts,
+                                                          progress=ctx.settings.progress)
+        summary.update(p_miss=miss, p_miss_warning=miss > P_MISS_WARNING, params=params.model_dump())
+        with open(ctx.outdir / "clusters.jsonl", "w", encoding="utf-8") as fh:
+            for cluster in clusters:
+                fh.write(json.dumps(cluster) + "\n")
+        pq.write_table(assignment, ctx.outdir / "page_clusters.parquet")
+        pq.write_table(host_features(assignment), ctx.outdir / "hosts.parquet")
+        (ctx.outdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        counts["clusters"] = len(clusters)
+        counts["clustered_pages"] = sum(c["size"] for c in clusters)
+        counts["multi_domain_clusters"] = sum(c["domains"] > 1 for c in clusters)
+        counts["p_miss_above_1pct"] = int(miss > P_MISS_WARNING)
+        return StageResult(outputs={"fingerprints": "fingerprints", "clusters": "clusters.jsonl",
+                                    "page_clusters": "page_clusters.parquet", "hosts": "hosts.parquet",
+                                    "summary": "summary.json"}, counts=dict(counts))
+
+
+def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str],
+                      progress: bool = False) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
+    """Procedure 2 on each snapshot's fingerprints: the ranked cluster records, the per-page
+    assignment table and a summary of the probing."""
+    clusters: list[dict[str, Any]] = []
+    member_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (cluster index, table rows, similarities)
+    per_snapshot: dict[str, Any] = {}
+    rng = np.random.default_rng(params.seed)
+    snapshots = sorted(set(table.column("snapshot").to_pylist()))
+    for snapshot in tqdm(snapshots, desc="hss clusters", disable=None if progress else True):
+        rows = np.flatnonzero(pc.equal(table.column("snapshot"), snapshot).to_numpy(zero_copy_only=False))
+        part = table.take(pa.array(rows))
+        fingerprints = read_fingerprints(part, params.m)
+        stats = ProbeStats()
+        labels = cluster_fingerprints(fingerprints, params.k, params.p, params.t, params.seed, stats,
+                                      params.max_representatives)
+        per_snapshot[snapshot] = {"pages": len(rows), **{k: v for k, v in vars(stats).items()
+                                                         if k != "per_probe_checks"}}
+        for name in ("checks", "edges", "unchecked", "skipped_empty_keys"):
+            counts[f"probe_{name}"] += getattr(stats, name)
+        doc_ids = part.column("doc_id").to_numpy()
+        urls = part.column("url").to_pylist()
+        domains = part.column("domain").to_pylist()
+        ips = part.column("ip").to_pylist()
+        hosts = part.column("host").to_pylist()
+        order = np.argsort(labels, kind="stable")
+        sorted_labels = labels[order]
+        bounds = np.flatnonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1], True])
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            if stop - start < 2:
+                continue
+            members = order[start:stop]
+            members = members[np.argsort(doc_ids[members], kind="stable")]
+            centre = centroid(fingerprints[members], rng)
+            centre_row = int(members[centre.index])
+            by_similarity = np.argsort(-centre.similarities, kind="stable")
+            members, similarities = members[by_similarity], centre.similarities[by_similarity]
+            cluster_domains = {domains[i] for i in members}
+            mean = centre.mean_similarity
+            clusters.append({
+                "snapshot": snapshot, "size": int(len(members)), "domains": len(cluster_domains),
+                "hosts": len({hosts[i] for i in members}), "ips": len({ips[i] for i in members if ips[i]}),
+                "mean_similarity": round(mean, 6), "score": round(rank_key(mean, len(cluster_domains)), 6),
+                "centroid": {"doc_id": int(doc_ids[centre_row]), "url": urls[centre_row]},
+                "members": [int(doc_ids[i]) for i in members],
+            })
+            member_rows.append((len(clusters) - 1, rows[members], similarities))
+    ranking = sorted(range(len(clusters)), key=lambda i: (-clusters[i]["score"], -clusters[i]["size"],
+                                                           clusters[i]["snapshot"], clusters[i]["members"][0]))
+    new_id = {old: rank for rank, old in enumerate(ranking)}
+    ranked = [{"cluster_id": new_id[i], **clusters[i]} for i in ranking]
+    assignment = _assignment(table, clusters, member_rows, new_id)
+    return ranked, assignment, {"snapshots": per_snapshot}
+
+
+def _assignment(table: pa.Table, clusters: list[dict[str, Any]],
+                member_rows: list[tuple[int, np.ndarray, np.ndarray]], new_id: dict[int, int]) -> pa.Table:
+    n = table.num_rows
+    cluster_id = np.full(n, -1, np.int64)
+    size = np.ones(n, np.int64)
+    domain_count = np.ones(n, np.int64)
+    similarity = np.full(n, np.nan)
+    for index, rows, sims in member_rows:
+        cluster_id[rows] = new_id[index]
+        size[rows] = clusters[index]["size"]
+        domain_count[rows] = clusters[index]["domains"]
+        similarity[rows] = sims
+    columns = [table.column(name) for name in ("doc_id", "snapshot", "url", "host", "domain")]
+    columns += [pa.array(cluster_id, mask=cluster_id < 0), pa.array(size), pa.array(domain_count),
+                pa.array(similarity, mask=np.isnan(similarity))]
+    return pa.Table.from_arrays(columns, schema=ASSIGNMENT_SCHEMA).sort_by([("snapshot", "ascending"),
+                                                                           ("doc_id", "ascending")])
+
+
+def host_features(assignment: pa.Table) -> pa.Table:
+    """Per (snapshot, host): pages, size and domain count of the largest cluster holding one
+    of its pages (0 if none), and the fraction of its pages in clusters spanning 2+ domains."""
+    acc: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for snapshot, host, cid, size, doms in zip(*(assignment.column(c).to_pylist() for c in (
+            "snapshot", "host", "cluster_id", "cluster_size", "cluster_domains"))):
+        entry = acc[(snapshot, host)]
+        entry[0] += 1
+        if cid is not None:
+            if size > entry[1]:
+                entry[1], entry[2] = size, doms
+            entry[3] += doms > 1
+    rows = [{"snapshot": s, "host": h, "pages": e[0], "largest_cluster_size": e[1],
+             "largest_cluster_domains": e[2], "multi_domain_fraction": e[3] / e[0]}
+            for (s, h), e in sorted(acc.items())]
+    return pa.Table.from_pylist(rows, schema=HOST_SCHEMA)

@@ -1,0 +1,41 @@
+"""The map-only mrjob job that fingerprints pages on a cluster (HSS Procedure 1 per page).
+
+Input lines: ``doc_id<TAB>noise`` with the noise as a JSON string (it holds tabs and line
+feeds).  Output lines: ``doc_id<TAB>ngrams<TAB>fingerprint``, the fingerprint as m
+16-digit hex numbers without separators (``ffffffffffffffff`` is an empty dimension).
+Imports nothing of spamflow, so that it runs on workers that only have this package.
+"""
+
+import json
+
+from mrjob.job import MRJob
+from mrjob.protocol import RawProtocol, RawValueProtocol
+
+from spamflow_hss.fingerprint import fingerprint_hashes, orderings
+from spamflow_hss.ngram_hash import ngram_hashes
+
+
+def fingerprint_line(line: str, n: int, m: int, seed: int) -> tuple[str, str]:
+    """One input line to (doc_id, ``ngrams<TAB>hex fingerprint``)."""
+    doc_id, noise = line.split("\t", 1)
+    hashes = ngram_hashes(json.loads(noise), n)
+    vector = fingerprint_hashes(hashes, orderings(m, seed))
+    return doc_id, f"{len(hashes)}\t{vector.astype('>u8').tobytes().hex()}"
+
+
+class MRFingerprint(MRJob):
+    INPUT_PROTOCOL = RawValueProtocol
+    OUTPUT_PROTOCOL = RawProtocol
+
+    def configure_args(self):
+        super().configure_args()
+        self.add_passthru_arg("--n", type=int, required=True, help="characters per n-gram")
+        self.add_passthru_arg("--m", type=int, required=True, help="fingerprint dimensions")
+        self.add_passthru_arg("--seed", type=int, required=True, help="seed of the orderings")
+
+    def mapper(self, _, line):
+        yield fingerprint_line(line, self.options.n, self.options.m, self.options.seed)
+
+
+if __name__ == "__main__":
+    MRFingerprint.run()

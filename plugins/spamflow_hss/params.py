@@ -1,0 +1,33 @@
+"""The hss detector's parameters, named as in the paper (section 4.2 gives the defaults)."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import Field, model_validator
+
+from spamflow.detector import DetectorParams
+
+
+class HSSParams(DetectorParams):
+    n: int = Field(32, ge=1, description="characters per n-gram of the HTML noise (section 3.2)")
+    m: int = Field(128, ge=1, le=4096, description="fingerprint dimensions (section 3.3)")
+    k: int = Field(1, ge=1, description="dimensions per probe key (section 3.4)")
+    p: int = Field(20, ge=1, description="probes: random k-subsets of the m dimensions (section 3.4)")
+    t: int = Field(35, ge=1, description="check threshold: a pair is an edge if it matches on more than t "
+                                         "of the m dimensions, Sim_b > t/m (section 3.4)")
+    seed: int = Field(0, ge=0, description="seed of the m orderings sigma_i and of the probe subsets")
+    max_representatives: int = Field(64, ge=1, description=(
+        "most representatives one bucket is checked against per probe (quasi-transitivity, section 3.4.1); "
+        "caps the cost of a bucket of unrelated pages"))
+    mapreduce: bool = Field(False, description=(
+        "fingerprint with the map-only mrjob job (mr_fingerprint) on the configured mapreduce runner instead of "
+        "in this process; the fingerprints are the same"))
+
+    @model_validator(mode="after")
+    def _fits_m(self) -> HSSParams:
+        if self.k > self.m or self.t > self.m:
+            raise ValueError(f"k and t must be at most m={self.m}; got k={self.k}, t={self.t}")
+        if self.p > math.comb(self.m, self.k):
+            raise ValueError(f"p={self.p} is more than the C(m, k) = {math.comb(self.m, self.k)} distinct probes")
+        return self

@@ -1,0 +1,25 @@
+"""The hook implementations of ``spamflow_hss``, apart from the package so that its pure
+modules import without spamflow's plugin machinery."""
+
+import argparse
+from collections.abc import Callable
+
+from spamflow import hookimpl
+from spamflow.detector import Detector
+from spamflow_hss import __version__
+
+__all__ = ["__version__", "spamflow_register_commands", "spamflow_register_detectors"]
+
+
+@hookimpl
+def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
+    from spamflow_hss.detector import HSSDetector
+
+    register(HSSDetector)
+
+
+@hookimpl
+def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
+    from spamflow_hss.similar_command import add_command
+
+    add_command(subparsers)
