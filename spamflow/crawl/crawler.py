@@ -30,7 +30,7 @@ from spamflow.crawl.frontier import HostQueue, SpillFile
 from spamflow.crawl.journal import Journal, stored_responses
 from spamflow.crawl.links import content_signature, decode_content, extract_links, is_html
 from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
-from spamflow.crawl.settings import CrawlSettings, parse_pin
+from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
 from spamflow.crawl.sieve import Sieve
 from spamflow.crawl.urls import normalize, path_query, scheme_authority
 from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
@@ -74,18 +74,6 @@ class _Resolver(AbstractResolver):
 
     async def close(self) -> None:
         return None
-
-
-def read_seeds(settings: CrawlSettings, base_dir: Path) -> list[str]:
-    seeds = list(settings.seeds)
-    if settings.seed_file:
-        path = base_dir / settings.seed_file
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise ConfigError(f"input.crawl.seed_file: cannot read {path}: {exc.strerror or exc}") from None
-        seeds += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
-    return seeds
 
 
 class Crawler:
@@ -398,22 +386,18 @@ class Crawler:
         batch: list[tuple[int, int, str]] = []
         for seed in seeds:
             url = normalize(seed)
-            if url is None:
-                raise ConfigError(f"input.crawl.seeds: {seed!r} is not an http(s) URL")
+            assert url is not None  # read_seeds checked
             self.offer(url, 0, 0, batch)
         self.journal.discovered(batch)
 
     async def run(self) -> CrawlSummary:
         seeds = read_seeds(self.s, self.base_dir)
         for seed in seeds:
-            url = normalize(seed)
-            if url is None:
-                raise ConfigError(f"input.crawl: seed {seed!r} is not an http(s) URL")
-            host = url.split("/", 3)[2].rsplit(":", 1)[0]
+            host = urlsplit(normalize(seed) or "").hostname or ""
             self.scope.add(host if self.s.scope == "hosts" else registered_domain(host))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.journal = Journal(self.dir)
-        self.store = WarcStore(self.dir / "warc" / self.s.snapshot, self.s.snapshot, self.s.warc_max_bytes,
+        self.store = WarcStore(self.dir / "warc", self.s.snapshot, self.s.warc_max_bytes,
                                description=f"spamflow crawl {self.s.snapshot}")
         self.spill = SpillFile(self.dir / "state" / "frontier.spill")
         todo: asyncio.Queue[VisitState | None] = asyncio.Queue()
@@ -485,9 +469,9 @@ class Crawler:
 
 
 def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."), progress: bool = False) -> CrawlSummary:
-    """Crawl into ``directory`` (resuming what is there); WARCs go to ``directory/warc/<snapshot>/``."""
+    """Crawl one snapshot into ``directory`` (resuming what is there); WARCs go to ``directory/warc/``."""
     summary = asyncio.run(Crawler(settings, directory, base_dir, progress).run())
-    (directory / f"summary-{settings.snapshot}.json").write_text(json.dumps(
+    (directory / "summary.json").write_text(json.dumps(
         {"snapshot": summary.snapshot, "warc_files": [str(p) for p in summary.warc_files],
          "errors": str(summary.errors), "counts": summary.counts}, indent=1) + "\n")
     return summary

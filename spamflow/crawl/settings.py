@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 import spamflow
+from spamflow.crawl.urls import normalize
+from spamflow.errors import ConfigError
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PIN = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\])(?::(\d{1,5}))?$")
@@ -88,6 +91,22 @@ class CrawlSettings(BaseModel):
         if not self.seeds and self.seed_file is None:
             raise ValueError("give seeds (a list of URLs) or seed_file")
         return self
+
+
+def read_seeds(settings: CrawlSettings, base_dir: Path) -> list[str]:
+    """The seed URLs: ``seeds`` then the lines of ``seed_file`` (blank lines and # comments skipped)."""
+    seeds = list(settings.seeds)
+    if settings.seed_file:
+        path = base_dir / settings.seed_file
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"input.crawl.seed_file: cannot read {path}: {exc.strerror or exc}") from None
+        seeds += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
+    for seed in seeds:
+        if normalize(seed) is None:
+            raise ConfigError(f"input.crawl: seed {seed!r} is not an http(s) URL with a host")
+    return seeds
 
 
 def parse_pin(pin: str) -> tuple[str, int | None]:
