@@ -197,7 +197,7 @@ def test_warc_rotation_keeps_every_record(tmp_path):
         return Reply(body=body)
 
     with LoopbackWeb(handler, hosts) as web:
-        crawl(settings(web, ["http://w.test/"], warc_max_bytes=1_000_000), tmp_path)
+        crawl(settings(web, ["http://w.test/"], warc_max_bytes=1_000_000, max_depth=100), tmp_path)
     files = sorted((tmp_path / "warc").glob("*.warc.gz"))
     assert len(files) >= 2 and files[0].name == "crawl-00001.warc.gz"
     assert len([s for s in read_crawl(tmp_path) if "robots" not in s.url]) == 30
