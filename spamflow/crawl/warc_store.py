@@ -57,10 +57,12 @@ def complete_length(path: Path) -> int:
 
 
 def repair(path: Path) -> int:
-    """Truncate a WARC file to its complete records; returns the bytes cut off."""
+    """Truncate a WARC file to its complete records (remove it if none is); returns the bytes cut off."""
     size = path.stat().st_size
     good = complete_length(path)
-    if good < size:
+    if good == 0:
+        path.unlink()
+    elif good < size:
         with open(path, "r+b") as fh:
             fh.truncate(good)
     return size - good
