@@ -62,7 +62,7 @@ def normalize(url: str, base: str | None = None) -> str | None:
     try:
         if base is not None:
             url = urljoin(base, url)
-        parts = urlsplit(_quote_unsafe(url))
+        parts = urlsplit(url)
         scheme = parts.scheme.lower()
         host = parts.hostname
         port = parts.port
@@ -78,8 +78,8 @@ def normalize(url: str, base: str | None = None) -> str | None:
     if ":" in host:
         host = f"[{host}]"
     netloc = host if port is None or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    path = remove_dot_segments(_PCT.sub(_percent, parts.path))
-    query = _PCT.sub(_percent, parts.query)
+    path = remove_dot_segments(_PCT.sub(_percent, _quote_unsafe(parts.path)))
+    query = _PCT.sub(_percent, _quote_unsafe(parts.query))
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
