@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         "The same as `spamflow run -c configs/demo.yaml`, with the config shipped in the package: "
         "needs no data beyond the installed package."))
     _add_run_options(p, "where to write (default: ./spamflow-demo)")
+    p.add_argument("--crawl", action="store_true",
+                   help="serve the demo web on loopback addresses and crawl it (configs/demo-crawl.yaml)")
     p.set_defaults(config=None, workdir="spamflow-demo")
 
     p = sub.add_parser("validate", help="check a config and show the stages it would run",
@@ -83,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def demo_config_path() -> Path:
-    return Path(str(resources.files("spamflow") / "configs" / "demo.yaml"))
+def demo_config_path(crawl: bool = False) -> Path:
+    return Path(str(resources.files("spamflow") / "configs" / ("demo-crawl.yaml" if crawl else "demo.yaml")))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +121,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
     from spamflow.plan import plan_run
 
-    config_path = args.config or demo_config_path()
+    config_path = args.config or demo_config_path(getattr(args, "crawl", False))
     config = load_config(config_path, plugins, workdir=getattr(args, "workdir", None))
     if args.command == "crawl":
         return _crawl(args, config)

@@ -40,6 +40,9 @@ class DemoInput(_Section):
     """Generate the bundled synthetic web (``spamflow.demo``) and use its WARC files."""
 
     seed: int = 0
+    crawl: bool = False
+    """Serve the demo web over HTTP on loopback addresses and crawl it (stage ``crawl``) instead of
+    reading its WARC files directly."""
 
 
 class InputSection(_Section):

@@ -64,7 +64,11 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     source = config.model.input
     if source.demo is not None:
         add(DemoWebStage, {"seed": source.demo.seed}, ())
-        add(IngestStage, {"from_demo": True}, ("demo",))
+        if source.demo.crawl:
+            add(CrawlStage, {"from_demo": True}, ("demo",))
+            add(IngestStage, {"from_crawl": True}, ("crawl",))
+        else:
+            add(IngestStage, {"from_demo": True}, ("demo",))
     elif source.crawl is not None:
         from spamflow.crawl.settings import read_seeds
 
