@@ -143,7 +143,8 @@ def _crawl(args: argparse.Namespace, config: Any) -> int:
         raise ConfigError(f"{config.where()}: input: `spamflow crawl` needs an input.crawl section")
     out = Path(args.out) if args.out else config.workdir / "crawl"
     for settings in crawls:
-        summary = crawl(settings, out / settings.snapshot, config.base_dir, progress=not args.no_progress and sys.stderr.isatty())
+        progress = not args.no_progress and sys.stderr.isatty()
+        summary = crawl(settings, out / settings.snapshot, config.base_dir, progress=progress)
         counts = summary.counts
         errors = sum(v for k, v in counts.items() if k.startswith("errors_"))
         print(f"{settings.snapshot}: {counts.get('pages', 0)} pages, {counts.get('body_bytes', 0)} bytes, "

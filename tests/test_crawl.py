@@ -8,13 +8,12 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
+
+from crawl_check import read_crawl, read_errors
 
 from spamflow.crawl.crawler import crawl
 from spamflow.crawl.loopback import Hit, LoopbackWeb, Reply
 from spamflow.crawl.settings import CrawlSettings
-
-from crawl_check import read_crawl, read_errors
 
 TEXT = {"Content-Type": "text/plain"}
 

@@ -18,7 +18,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -36,7 +35,6 @@ from spamflow.crawl.urls import normalize, path_query, scheme_authority
 from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
 from spamflow.crawl.workbench import VisitState, Workbench
 from spamflow.domains import registered_domain
-from spamflow.errors import ConfigError
 
 REDIRECTS = (301, 302, 303, 307, 308)
 _DROP_HEADERS = ("transfer-encoding",)  # the body is stored de-chunked
@@ -385,9 +383,9 @@ class Crawler:
             self.sieve.add(key + "/robots.txt")
         batch: list[tuple[int, int, str]] = []
         for seed in seeds:
-            url = normalize(seed)
-            assert url is not None  # read_seeds checked
-            self.offer(url, 0, 0, batch)
+            seed_url = normalize(seed)
+            assert seed_url is not None  # read_seeds checked
+            self.offer(seed_url, 0, 0, batch)
         self.journal.discovered(batch)
 
     async def run(self) -> CrawlSummary:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import spamflow
 from spamflow.crawl.urls import normalize
@@ -86,12 +86,6 @@ class CrawlSettings(BaseModel):
                 raise ValueError(f"resolve: {host}: {pin!r} is not an IP address or address:port")
         return {h.lower().rstrip("."): p for h, p in v.items()}
 
-    @model_validator(mode="after")
-    def _has_seeds(self) -> CrawlSettings:
-        if not self.seeds and self.seed_file is None:
-            raise ValueError("give seeds (a list of URLs) or seed_file")
-        return self
-
 
 def read_seeds(settings: CrawlSettings, base_dir: Path) -> list[str]:
     """The seed URLs: ``seeds`` then the lines of ``seed_file`` (blank lines and # comments skipped)."""
@@ -103,6 +97,8 @@ def read_seeds(settings: CrawlSettings, base_dir: Path) -> list[str]:
         except OSError as exc:
             raise ConfigError(f"input.crawl.seed_file: cannot read {path}: {exc.strerror or exc}") from None
         seeds += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
+    if not seeds:
+        raise ConfigError(f"input.crawl ({settings.snapshot}): give seeds (a list of URLs) or a seed_file with some")
     for seed in seeds:
         if normalize(seed) is None:
             raise ConfigError(f"input.crawl: seed {seed!r} is not an http(s) URL with a host")

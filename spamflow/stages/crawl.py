@@ -49,7 +49,7 @@ class CrawlStage(Stage):
     version = "1"
     description = "Crawl the seeds politely (BUbiNG-style) into WARC/1.1 files, one folder per snapshot."
     Params = CrawlParams
-    requires: tuple[str, ...] = ()
+    requires = ()
 
     def run(self, ctx: StageContext) -> StageResult:
         from spamflow.crawl.crawler import crawl
