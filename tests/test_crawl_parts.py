@@ -50,7 +50,11 @@ def test_filter_expressions_compose_like_the_paper(tmp_path):
     g = parse_filter("not URLMatchesRegex('\\?.*sessionid=') and PathEndsWithOneOf(.html,/) and DuplicateSegmentsLessThan(2)")
     assert g("http://a.org/x/index.html") and not g("http://a.org/x/index.html?sessionid=3")
     assert not g("http://a.org/x.png") and not g("http://a.org/x/x/")
-    for bad, message in [("HostEndsWith(a) and", "expected a filter"), ("Nope(3)", "unknown filter 'Nope'"),
+    urls = [f"http://h{i}.test/p" for i in range(400)]
+    shares = [parse_filter(f"HostHashIs({k}/4)") for k in range(4)]
+    assert all(sum(f(u) for f in shares) == 1 for u in urls)  # every host in exactly one agent's share
+    assert all(60 < sum(map(f, urls)) < 140 for f in shares)
+    for bad, message in [("HostHashIs(4/4)", "0 <= k < n"), ("HostEndsWith(a) and", "expected a filter"), ("Nope(3)", "unknown filter 'Nope'"),
                          ("NoMoreSlashesThan(many)", "takes an integer"), ("(True()", "expected ')'"),
                          ("ForbiddenHost(missing.txt)", "cannot read host list")]:
         with pytest.raises(ConfigError, match=re.escape(message)):

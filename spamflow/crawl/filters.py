@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import xxhash
+
 from spamflow.errors import ConfigError
 
 UrlFilter = Callable[[str], bool]
@@ -105,7 +107,15 @@ def _factories(base_dir: Path) -> dict[str, Callable[[str], UrlFilter]]:
         n = _int_arg("DuplicateSegmentsLessThan", arg)
         return lambda url: max_tandem_repeats(_segments(url)) < n
 
+    def host_share(arg: str) -> UrlFilter:
+        k, _, n = arg.partition("/")
+        share, agents = _int_arg("HostHashIs", k), _int_arg("HostHashIs", n or "x")
+        if not 0 <= share < agents:
+            raise ValueError(f"HostHashIs takes k/n with 0 <= k < n (got {arg!r})")
+        return lambda url: xxhash.xxh3_64_intdigest(_host(url).encode()) % agents == share
+
     return {
+        "HostHashIs": host_share,
         "HostEndsWith": lambda arg: (lambda url: _host(url).endswith(arg.lower())),
         "HostEquals": lambda arg: (lambda url: _host(url) == arg.lower()),
         "PathEndsWithOneOf": path_ends,
