@@ -116,7 +116,8 @@ def test_redirects_loops_errors_timeouts_and_invalid_bytes(tmp_path):
         return routes.get(path, Reply(status=404, body=b"no")) if path != "/robots.txt" else Reply(status=404)
 
     with LoopbackWeb(handler, hosts) as web:
-        summary = crawl(settings(web, ["http://r.test/"], max_redirects=3, fetch_timeout=0.5), tmp_path)
+        summary = crawl(settings(web, ["http://r.test/", "http://nothing.invalid/", "http://nothing.invalid/2"],
+                                 scope="any", max_redirects=3, fetch_timeout=0.5), tmp_path)
     hits = Counter(h.path for h in web.log)
     assert hits["/loop-a"] == 1 and hits["/loop-b"] == 1  # the sieve ends the loop
     assert [p for p in hits if p.startswith("/chain/")] == ["/chain/0", "/chain/1", "/chain/2", "/chain/3"]
@@ -127,6 +128,7 @@ def test_redirects_loops_errors_timeouts_and_invalid_bytes(tmp_path):
     assert stored["http://r.test/latin"].body.startswith(b"<html><p>caf\xe9")
     errors = {e["url"]: e for e in read_errors(tmp_path)}
     assert errors["http://r.test/slow"]["kind"] == "timeout"
+    assert errors["http://nothing.invalid/"]["kind"] == errors["http://nothing.invalid/2"]["kind"] == "dns"
     assert errors["http://r.test/chain/4"]["kind"] == "too_many_redirects"
     assert "http://r.test/slow" not in stored
     assert summary.counts["errors_timeout"] == 1 and summary.counts["status_5xx"] == 1

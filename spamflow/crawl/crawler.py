@@ -126,6 +126,9 @@ class Crawler:
             return
         state.accepted += 1
         batch.append((depth, hops, url))
+        if self.addresses.get(state.host, ("?", None))[0] == "":  # its DNS lookup failed before
+            self._error(url, "dns", f"{state.host}: not resolved")
+            return
         self._enqueue(state, depth, hops, url)
 
     def _enqueue(self, state: VisitState, depth: int, hops: int, url: str) -> None:
@@ -154,7 +157,8 @@ class Crawler:
     # ------------------------------------------------------------------ DNS, once per host
     def _locate(self, state: VisitState) -> None:
         if state.host in self.addresses:
-            self.workbench.attach(state, self.addresses[state.host][0])
+            if self.addresses[state.host][0]:  # "" marks a host whose lookup failed
+                self.workbench.attach(state, self.addresses[state.host][0])
         elif state.host in self.pins:
             self.addresses[state.host] = self.pins[state.host]
             self.workbench.attach(state, self.pins[state.host][0])
