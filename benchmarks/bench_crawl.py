@@ -151,7 +151,7 @@ def measure(code: str, *args: str) -> dict:
 
 
 def pending_memory(n: int) -> dict:
-    """RSS of a crawler holding ``n`` discovered URLs pending over n/100 hosts (nothing fetched)."""
+    """RSS of a crawler holding ``n`` discovered URLs pending over n/1000 hosts (nothing fetched)."""
     code = r'''
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
@@ -160,7 +160,7 @@ from spamflow.crawl.frontier import SpillFile
 from spamflow.crawl.journal import Journal
 from spamflow.crawl.settings import CrawlSettings
 n = int(sys.argv[1])
-hosts = max(1, n // 100)
+hosts = max(1, n // 1000)
 def rss(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 async def main():
     d = Path(tempfile.mkdtemp())
