@@ -5,6 +5,7 @@ back with warcio and its digests recomputed (tests/crawl_check.py)."""
 
 from __future__ import annotations
 
+import gzip
 import random
 import time
 from collections import Counter, defaultdict
@@ -66,12 +67,18 @@ def test_politeness_per_host_and_per_ip_from_server_timestamps(tmp_path):
 
 
 def test_robots_disallow_crawl_delay_and_rfc9309_errors(tmp_path):
-    hosts = {"ok.test": "127.0.22.1", "down.test": "127.0.22.2", "gone.test": "127.0.22.3"}
+    hosts = {"ok.test": "127.0.22.1", "down.test": "127.0.22.2", "gone.test": "127.0.22.3",
+             "moved.test": "127.0.22.4", "rules.test": "127.0.22.5"}
     robots = {"ok.test": Reply(body=b"User-agent: *\nDisallow: /secret\nCrawl-delay: 0.2\n", headers=TEXT),
               "down.test": Reply(status=503, body=b"busy", headers=TEXT),
-              "gone.test": Reply(status=404, body=b"", headers=TEXT)}
+              "gone.test": Reply(status=404, body=b"", headers=TEXT),
+              # redirected to another host (RFC 9309: follow, even across authorities), served gzipped
+              "moved.test": Reply(status=301, headers={"Location": "http://rules.test/shared-robots.txt"})}
 
     def handler(host: str, path: str) -> Reply:
+        if path == "/shared-robots.txt":
+            return Reply(body=gzip.compress(b"User-agent: *\nDisallow: /a\n"),
+                         headers={"Content-Type": "text/plain", "Content-Encoding": "gzip"})
         if path == "/robots.txt":
             return robots[host]
         if path == "/":
@@ -79,7 +86,7 @@ def test_robots_disallow_crawl_delay_and_rfc9309_errors(tmp_path):
         return page(text=f"{host} {path}")
 
     with LoopbackWeb(handler, hosts) as web:
-        summary = crawl(settings(web, [f"http://{h}/" for h in hosts], scope="hosts"), tmp_path)
+        summary = crawl(settings(web, [f"http://{h}/" for h in hosts if h != "rules.test"], scope="hosts"), tmp_path)
     fetched = {(h.host, h.path) for h in web.log}
     # 2xx robots: /secret is never requested, and Crawl-delay 0.2 spaces the host's requests
     assert ("ok.test", "/secret/b") not in fetched and ("ok.test", "/a") in fetched
@@ -88,12 +95,16 @@ def test_robots_disallow_crawl_delay_and_rfc9309_errors(tmp_path):
     assert {p for h, p in fetched if h == "down.test"} == {"/robots.txt"}
     # 4xx robots: everything allowed
     assert {p for h, p in fetched if h == "gone.test"} == {"/robots.txt", "/", "/a", "/secret/b", "/c"}
+    # a redirected robots.txt: the target's rules apply to the redirecting host
+    assert {p for h, p in fetched if h == "moved.test"} == {"/robots.txt", "/", "/secret/b", "/c"}
+    assert ("rules.test", "/shared-robots.txt") in fetched and ("rules.test", "/") not in fetched
     errors = read_errors(tmp_path)
     assert {(e["url"], e["kind"]) for e in errors} == {
-        ("http://ok.test/secret/b", "robots_disallowed"), ("http://down.test/", "robots_disallowed")}
-    assert summary.counts["robots_parsed"] == 1 and summary.counts["robots_unreachable"] == 1
+        ("http://ok.test/secret/b", "robots_disallowed"), ("http://down.test/", "robots_disallowed"),
+        ("http://moved.test/a", "robots_disallowed")}
+    assert summary.counts["robots_parsed"] == 2 and summary.counts["robots_unreachable"] == 1
     assert summary.counts["robots_unavailable"] == 1
-    assert len([s for s in read_crawl(tmp_path) if s.url.endswith("/robots.txt")]) == 3
+    assert len([s for s in read_crawl(tmp_path) if "robots" in s.url]) == 5
 
 
 def test_redirects_loops_errors_timeouts_and_invalid_bytes(tmp_path):

@@ -254,27 +254,42 @@ class Crawler:
         body = b""
         for _hop in range(ROBOTS_MAX_REDIRECTS + 1):
             self.counts["robots_requests"] += 1
-            target = self.addresses.get(state.host, ("", None))[0]
-            got = await self._fetch(session, url, target, ROBOTS_MAX_BYTES)
+            got = await self._fetch(session, url, await self._address(url), ROBOTS_MAX_BYTES)
             if isinstance(got, tuple):
                 status = None
                 break
             assert self.store is not None
             self.store.write_exchange(got.exchange)
-            status, body = got.status, got.exchange.body
+            encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
+            status, body = got.status, decode_content(got.exchange.body, encoding)
             if status not in REDIRECTS or not got.location:
                 break
             nxt = normalize(got.location, url)
-            if nxt is None or scheme_authority(nxt) != state.key:  # off-host robots redirects: unavailable
-                status = 404
+            if nxt is None:
                 break
-            url = nxt
-        body = decode_content(body, "")
+            url = nxt  # followed across hosts too (RFC 9309 2.3.1.2)
         rules = rules_from_response(status, body, time.time())
         assert self.journal is not None
         self.journal.robots(state.key, status, body.decode("utf-8", "replace"))
         self.counts[f"robots_{rules.outcome}"] += 1
         self._set_robots(state, rules)
+
+    async def _address(self, url: str) -> str:
+        """The address of a URL's host: known, pinned, or looked up now (robots.txt redirects
+        may lead to hosts the crawl has not met); "" if the lookup fails."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if host not in self.addresses:
+            if host in self.pins:
+                self.addresses[host] = self.pins[host]
+            else:
+                try:
+                    infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 80,
+                                                                         type=socket.SOCK_STREAM)
+                    self.addresses[host] = (str(infos[0][4][0]), None)
+                except (OSError, UnicodeError, IndexError):
+                    return ""
+        return self.addresses[host][0]
 
     def _set_robots(self, state: VisitState, rules: RobotsRules) -> None:
         state.robots = rules

@@ -1,7 +1,7 @@
 """robots.txt rules per host, with fetch outcomes handled as RFC 9309 section 2.3.1 says.
 
 * 2xx: parse (Protego) the first 500 KiB (the RFC's minimum parsing limit);
-* redirects: followed, at most 5 (more: "unavailable");
+* redirects: followed, at most 5, across hosts too (more: "unavailable");
 * 4xx ("unavailable"): everything is allowed;
 * 5xx or a network error ("unreachable"): everything is disallowed.
 
