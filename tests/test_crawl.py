@@ -213,3 +213,41 @@ def test_warc_rotation_keeps_every_record(tmp_path):
     files = sorted((tmp_path / "warc").glob("*.warc.gz"))
     assert len(files) >= 2 and files[0].name == "crawl-00001.warc.gz"
     assert len([s for s in read_crawl(tmp_path) if "robots" not in s.url]) == 30
+
+
+def test_near_duplicates_are_stored_but_not_followed_and_counted(tmp_path):
+    # /a and /b differ only in attributes (session ids in links, a class): one signature
+    hosts = {"dup.test": "127.0.28.1"}
+    twin = '<html><body class="{c}"><p>The  same\n text.</p><a href="{href}">more</a></body></html>'
+
+    def handler(host: str, path: str) -> Reply:
+        routes = {"/": page("/a", "/b", text="home"),
+                  "/a": Reply(body=twin.format(c="x", href="/from-a?sid=1").encode()),
+                  "/b": Reply(body=twin.format(c="y", href="/from-b?sid=2").encode()),
+                  "/from-a?sid=1": page(text="reached from a")}
+        return routes.get(path, Reply(status=404, headers=TEXT))
+
+    with LoopbackWeb(handler, hosts) as web:
+        summary = crawl(settings(web, ["http://dup.test/"]), tmp_path / "on")
+        crawl(settings(web, ["http://dup.test/"], near_duplicates=False), tmp_path / "off")
+    on = {s.url for s in read_crawl(tmp_path / "on")}
+    assert {"http://dup.test/a", "http://dup.test/b", "http://dup.test/from-a?sid=1"} <= on
+    assert "http://dup.test/from-b?sid=2" not in on and summary.counts["near_duplicates"] == 1
+    assert "http://dup.test/from-b?sid=2" in {s.url for s in read_crawl(tmp_path / "off")}
+
+
+def test_scope_domains_and_seed_file(tmp_path):
+    hosts = {"www.shop.test": "127.0.29.1", "blog.shop.test": "127.0.29.1", "other.test": "127.0.29.2"}
+
+    def handler(host: str, path: str) -> Reply:
+        if path == "/robots.txt":
+            return Reply(status=404, headers=TEXT)
+        return page("http://blog.shop.test/", "http://other.test/", text=f"{host}{path}")
+
+    (tmp_path / "seeds.txt").write_text("# the shop\nhttp://www.shop.test/\n\n")
+    with LoopbackWeb(handler, hosts) as web:
+        s = CrawlSettings.model_validate(dict(seed_file="seeds.txt", scope="domains", resolve=web.pins,
+                                              host_delay=0.0, ip_delay=0.0))
+        summary = crawl(s, tmp_path / "out", base_dir=tmp_path)
+    assert {h.host for h in web.log} == {"www.shop.test", "blog.shop.test"}  # same registered domain only
+    assert summary.counts["urls_out_of_scope"] >= 1
