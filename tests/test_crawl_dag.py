@@ -74,3 +74,22 @@ def test_crawl_stage_feeds_ingest_and_parse(tmp_path):
     counts = stages["crawl"]["counts"]
     assert counts["2026-01_pages"] == counts["2026-02_pages"] == 12  # and a PNG on each host
     assert not list((tmp_path / "work" / "stages").glob(".crawl-*.work"))
+
+
+def test_spamflow_crawl_command(tmp_path, capsys):
+    (tmp_path / "warc.yaml").write_text("workdir: w\ninput:\n  demo: {}\n")
+    assert main(["crawl", "-c", str(tmp_path / "warc.yaml")]) == 2
+    assert "needs an input.crawl section" in capsys.readouterr().err
+    with LoopbackWeb(handler, HOSTS) as web:
+        config = tmp_path / "crawl.yaml"
+        config.write_text(yaml.safe_dump({"workdir": "w", "input": {"crawl": {
+            "snapshot": "s1", "seeds": ["http://one.test/"], "resolve": web.pins, "host_delay": 0.0, "ip_delay": 0.0}}}))
+        assert main(["crawl", "-c", str(config), "--no-progress"]) == 0
+        first = capsys.readouterr().out
+        assert main(["crawl", "-c", str(config), "--no-progress"]) == 0  # resumes: nothing left to do
+        second = capsys.readouterr().out
+    assert first.startswith("s1: 6 pages") and "0 errors, 0 pending" in first
+    assert second.startswith("s1: 0 pages")
+    summary = json.loads((tmp_path / "w" / "crawl" / "s1" / "summary.json").read_text())
+    assert summary["counts"]["resumed_pages"] == 6 and summary["counts"]["resumed_pending"] == 0
+    assert sum(1 for h in web.log if h.path != "/robots.txt") == 6  # the second run fetched nothing
