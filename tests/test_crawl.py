@@ -251,3 +251,16 @@ def test_scope_domains_and_seed_file(tmp_path):
         summary = crawl(s, tmp_path / "out", base_dir=tmp_path)
     assert {h.host for h in web.log} == {"www.shop.test", "blog.shop.test"}  # same registered domain only
     assert summary.counts["urls_out_of_scope"] >= 1
+
+
+def test_refused_connections_are_logged(tmp_path):
+    # nothing listens on 127.0.30.1:9: robots.txt is unreachable, so (RFC 9309) nothing is fetched;
+    # without robots the page itself fails with a connect error
+    pins = {"closed.test": "127.0.30.1:9"}
+    base = dict(seeds=["http://closed.test/"], resolve=pins, host_delay=0.0, ip_delay=0.0, connect_timeout=2.0)
+    summary = crawl(CrawlSettings.model_validate(base), tmp_path / "robots")
+    assert summary.counts["robots_unreachable"] == 1
+    assert [e["kind"] for e in read_errors(tmp_path / "robots")] == ["robots_disallowed"]
+    summary = crawl(CrawlSettings.model_validate(base | {"robots": False}), tmp_path / "plain")
+    assert [(e["url"], e["kind"]) for e in read_errors(tmp_path / "plain")] == [("http://closed.test/", "connect")]
+    assert summary.counts.get("pages", 0) == 0 and not list((tmp_path / "plain" / "warc").glob("*.warc.gz"))

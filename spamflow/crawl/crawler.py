@@ -81,7 +81,8 @@ class Crawler:
         self.dir = directory
         self.base_dir = base_dir
         self.progress = progress
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[str] = Counter({k: 0 for k in ("pages", "requests", "body_bytes", "urls_accepted",
+                                                            "near_duplicates", "robots_requests")})
         self.sieve = Sieve()
         self.signatures: set[int] = set()
         self.hosts: dict[str, VisitState] = {}
