@@ -150,8 +150,8 @@ def measure(code: str, *args: str) -> dict:
     return result
 
 
-def pending_memory(n: int) -> dict:
-    """RSS of a crawler holding ``n`` discovered URLs pending over n/1000 hosts (nothing fetched)."""
+def pending_memory(n: int, per_host: int = 1000) -> dict:
+    """RSS of a crawler holding ``n`` discovered URLs pending, ``per_host`` per host (nothing fetched)."""
     code = r'''
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
@@ -160,7 +160,7 @@ from spamflow.crawl.frontier import SpillFile
 from spamflow.crawl.journal import Journal
 from spamflow.crawl.settings import CrawlSettings
 n = int(sys.argv[1])
-hosts = max(1, n // 1000)
+hosts = max(1, n // int(sys.argv[2]))
 def rss(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 async def main():
     d = Path(tempfile.mkdtemp())
@@ -177,10 +177,10 @@ async def main():
     c.journal.discovered(batch)
     pending = sum(len(st.queue) for st in c.hosts.values())
     print(json.dumps({"pending": pending, "hosts": len(c.hosts), "rss_before_mb": base, "peak_mb": rss(),
-                      "spill_mb": c.spill.bytes_written / 2**20}))
+                      "spill_mb": c.spill.bytes_written / 2**20, "sieve_mb": c.sieve.nbytes() / 2**20}))
 asyncio.run(main())
 '''
-    out = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, text=True, timeout=3600)
+    out = subprocess.run([sys.executable, "-c", code, str(n), str(per_host)], capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -191,6 +191,7 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=200)
     ap.add_argument("--pages", type=int, default=100, help="pages per host")
     ap.add_argument("--pending", type=int, default=1_000_000, help="URLs for the frontier memory figure (0: skip)")
+    ap.add_argument("--per-host", type=int, default=1000, help="pending URLs per host for the memory figure")
     ap.add_argument("--no-scrapy", action="store_true")
     ap.add_argument("--serve", nargs=2, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -231,9 +232,9 @@ def main() -> None:
             server.stdin.close()
             server.wait(timeout=30)
     if args.pending:
-        mem = pending_memory(args.pending)
+        mem = pending_memory(args.pending, args.per_host)
         print(f"frontier: {mem['pending']} URLs pending over {mem['hosts']} hosts: peak RSS {mem['peak_mb']:.0f} MB "
-              f"(after imports {mem['rss_before_mb']:.0f} MB), spilled {mem['spill_mb']:.0f} MB to disk "
+              f"(after imports {mem['rss_before_mb']:.0f} MB; sieve {mem['sieve_mb']:.0f} MB), spilled {mem['spill_mb']:.0f} MB to disk "
               f"(target < 2048 MB: {'MET' if mem['peak_mb'] < 2048 else 'MISSED'})")
 
 
