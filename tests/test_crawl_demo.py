@@ -50,3 +50,10 @@ def test_demo_crawl_finds_every_planted_page_politely(tmp_path):
     errors = [json.loads(line) for f in Path(stages["crawl"]["outputs"]["errors"]).glob("*.jsonl")
               for line in f.read_text().splitlines()]
     assert errors == []
+
+
+def test_demo_crawl_config_is_the_shipped_one():
+    from spamflow.cli import demo_config_path
+
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "configs" / "demo-crawl.yaml").read_text() == demo_config_path(crawl=True).read_text()
