@@ -18,7 +18,7 @@ from spamflow.config import Config
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
 from spamflow.plugins import SpamflowPlugins
-from spamflow.stages.crawl import CrawlStage
+from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
 from spamflow.stages.demo_web import DemoWebStage
 from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
@@ -65,7 +65,7 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     if source.demo is not None:
         add(DemoWebStage, {"seed": source.demo.seed}, ())
         if source.demo.crawl:
-            add(CrawlStage, {"from_demo": True}, ("demo",))
+            add(CrawlStage, {"from_demo": True, "demo": DEMO_CRAWL}, ("demo",))
             add(IngestStage, {"from_crawl": True}, ("crawl",))
         else:
             add(IngestStage, {"from_demo": True}, ("demo",))

@@ -93,3 +93,13 @@ def test_spamflow_crawl_command(tmp_path, capsys):
     summary = json.loads((tmp_path / "w" / "crawl" / "s1" / "summary.json").read_text())
     assert summary["counts"]["resumed_pages"] == 6 and summary["counts"]["resumed_pending"] == 0
     assert sum(1 for h in web.log if h.path != "/robots.txt") == 6  # the second run fetched nothing
+
+
+def test_the_crawl_example_config_validates():
+    from spamflow.config import load_config
+    from spamflow.plan import plan_run
+
+    root = Path(__file__).resolve().parents[1]
+    config = load_config(root / "configs" / "crawl-example.yaml", get_plugins())
+    assert [c.snapshot for c in config.crawls()] == ["2026-03", "2026-04"]
+    assert list(plan_run(config, get_plugins()))[:3] == ["crawl", "ingest", "parse"]

@@ -32,6 +32,7 @@ class CrawlParams(DetectorParams):
     """Serve the ``demo`` stage's web on loopback (one address per simulated IP) and crawl each
     snapshot from every host's home page, with ``demo`` as the settings of every crawl."""
     demo: dict[str, Any] = {}
+    """The settings of the demo crawls (``DEMO_CRAWL``), so changing them makes a new crawl."""
 
 
 # The demo crawl: polite but quick (the demo web is local), every host's home page a seed.
