@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import gzip
 import random
+import shutil
+import ssl
+import subprocess
 import time
 from collections import Counter, defaultdict
 
-from crawl_check import read_crawl, read_errors
+import pytest
 
 from spamflow.crawl.crawler import crawl
 from spamflow.crawl.loopback import Hit, LoopbackWeb, Reply
 from spamflow.crawl.settings import CrawlSettings
+
+from crawl_check import read_crawl, read_errors
 
 TEXT = {"Content-Type": "text/plain"}
 
@@ -264,3 +269,24 @@ def test_refused_connections_are_logged(tmp_path):
     summary = crawl(CrawlSettings.model_validate(base | {"robots": False}), tmp_path / "plain")
     assert [(e["url"], e["kind"]) for e in read_errors(tmp_path / "plain")] == [("http://closed.test/", "connect")]
     assert summary.counts.get("pages", 0) == 0 and not list((tmp_path / "plain" / "warc").glob("*.warc.gz"))
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a self-signed certificate")
+def test_https_with_a_self_signed_certificate(tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=tls.test",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+
+    def handler(host: str, path: str) -> Reply:
+        return Reply(status=404, headers=TEXT) if path == "/robots.txt" else page("/next", text=f"tls {path}")
+
+    with LoopbackWeb(handler, {"tls.test": "127.0.43.1"}, ssl_context=context) as web:
+        strict = crawl(settings(web, ["https://tls.test/"]), tmp_path / "strict")
+        lax = crawl(settings(web, ["https://tls.test/"], verify_tls=False), tmp_path / "lax")
+    # verified: the certificate is refused, so robots.txt is unreachable and nothing is fetched (RFC 9309)
+    assert strict.counts["robots_unreachable"] == 1 and strict.counts["pages"] == 0
+    assert sorted(s.url for s in read_crawl(tmp_path / "lax")) == [
+        "https://tls.test/", "https://tls.test/next", "https://tls.test/robots.txt"]
+    assert lax.counts["pages"] == 2

@@ -11,7 +11,6 @@ from collections import deque
 from pathlib import Path
 
 import pytest
-from crawl_check import read_crawl
 
 from spamflow.crawl.filters import max_tandem_repeats, parse_filter
 from spamflow.crawl.frontier import HostQueue, SpillFile
@@ -20,6 +19,8 @@ from spamflow.crawl.urls import normalize
 from spamflow.crawl.warc_store import Exchange, WarcStore, complete_length, repair
 from spamflow.crawl.workbench import VisitState, Workbench
 from spamflow.errors import ConfigError
+
+from crawl_check import read_crawl
 
 
 def brute_tandem(segs: list[str]) -> int:

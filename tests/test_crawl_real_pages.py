@@ -9,12 +9,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from crawl_check import read_crawl, read_errors
 
 from spamflow.crawl.crawler import crawl
 from spamflow.crawl.links import extract_links
 from spamflow.crawl.loopback import LoopbackWeb, Reply
 from spamflow.crawl.settings import CrawlSettings
+
+from crawl_check import read_crawl, read_errors
 
 ARCHIVE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "html-mozilla-readability" / \
     "readability-test-pages.tar.xz"

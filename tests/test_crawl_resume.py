@@ -13,9 +13,10 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-from crawl_check import read_crawl, read_errors
 
 from spamflow.crawl.loopback import LoopbackWeb, Reply
+
+from crawl_check import read_crawl, read_errors
 
 HOSTS = {"k1.test": "127.0.31.1", "k2.test": "127.0.31.2", "k3.test": "127.0.31.2"}
 PAGES = 40

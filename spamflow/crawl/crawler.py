@@ -421,7 +421,8 @@ class Crawler:
         todo: asyncio.Queue[VisitState | None] = asyncio.Queue()
         started = time.monotonic()
         connector = aiohttp.TCPConnector(limit=self.s.concurrency, limit_per_host=0,
-                                         resolver=_Resolver(self.addresses), use_dns_cache=False)
+                                         resolver=_Resolver(self.addresses), use_dns_cache=False,
+                                         ssl=None if self.s.verify_tls else False)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.s.connect_timeout,
                                         sock_read=self.s.read_timeout)
         bar = tqdm(desc=f"crawl {self.s.snapshot}", unit="page", disable=not self.progress, mininterval=0.5)

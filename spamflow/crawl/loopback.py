@@ -11,6 +11,7 @@ matters: at the server.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -45,8 +46,9 @@ Handler = Callable[[str, str], Reply]
 class LoopbackWeb:
     """``with LoopbackWeb(handler, {host: ip}) as web:`` serves until the block ends."""
 
-    def __init__(self, handler: Handler, hosts: dict[str, str]) -> None:
+    def __init__(self, handler: Handler, hosts: dict[str, str], ssl_context: ssl.SSLContext | None = None) -> None:
         self.handler = handler
+        self.ssl_context = ssl_context  # serve HTTPS with it
         self.hosts = hosts
         self.ports: dict[str, int] = {}
         self.log: list[Hit] = []
@@ -91,7 +93,7 @@ class LoopbackWeb:
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
         for ip in sorted(set(self.hosts.values())):
-            site = web.TCPSite(self._runner, ip, 0)
+            site = web.TCPSite(self._runner, ip, 0, ssl_context=self.ssl_context)
             await site.start()
             server = site._server
             assert server is not None and server.sockets  # type: ignore[attr-defined]

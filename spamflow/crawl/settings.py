@@ -60,6 +60,8 @@ class CrawlSettings(BaseModel):
     max_body_bytes: int = Field(10_000_000, ge=1024)
     """Longer bodies are cut here and marked WARC-Truncated: length."""
     user_agent: str = DEFAULT_USER_AGENT
+    verify_tls: bool = True
+    """Check HTTPS certificates; false also fetches sites with self-signed or expired ones (common on spam hosts)."""
     embeds: bool = False
     """Also fetch <img>, <script> and <link> targets."""
     near_duplicates: bool = True
