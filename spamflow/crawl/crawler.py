@@ -422,7 +422,7 @@ class Crawler:
         started = time.monotonic()
         connector = aiohttp.TCPConnector(limit=self.s.concurrency, limit_per_host=0,
                                          resolver=_Resolver(self.addresses), use_dns_cache=False,
-                                         ssl=None if self.s.verify_tls else False)
+                                         ssl=self.s.verify_tls)  # True: default verification; False: none
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.s.connect_timeout,
                                         sock_read=self.s.read_timeout)
         bar = tqdm(desc=f"crawl {self.s.snapshot}", unit="page", disable=not self.progress, mininterval=0.5)
