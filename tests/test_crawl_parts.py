@@ -199,3 +199,17 @@ def test_read_crawl_is_used_on_complete_files(tmp_path):
                                   [("Host", "r.test")], "HTTP/1.1", "200 OK", [], b"hello"))
     store.close()
     assert [(s.url, s.body) for s in read_crawl(tmp_path)] == [("http://r.test/", b"hello")]
+
+
+def test_a_failing_fetch_task_stops_the_crawl_instead_of_hanging(tmp_path, monkeypatch):
+    from spamflow.crawl.crawler import Crawler, crawl
+    from spamflow.crawl.settings import CrawlSettings
+    from spamflow.errors import SpamflowError
+
+    async def broken(self, session, state):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Crawler, "_visit", broken)
+    settings = CrawlSettings(seeds=["http://x.test/"], resolve={"x.test": "127.0.44.1:9"})
+    with pytest.raises(SpamflowError, match="crawl crawl stopped: OSError: .*No space left on device"):
+        crawl(settings, tmp_path)

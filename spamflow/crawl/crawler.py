@@ -35,6 +35,7 @@ from spamflow.crawl.urls import normalize, path_query, scheme_authority
 from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
 from spamflow.crawl.workbench import VisitState, Workbench
 from spamflow.domains import registered_domain
+from spamflow.errors import SpamflowError
 
 REDIRECTS = (301, 302, 303, 307, 308)
 _DROP_HEADERS = ("transfer-encoding",)  # the body is stored de-chunked
@@ -92,6 +93,7 @@ class Crawler:
         self.wakeup = asyncio.Event()
         self.inflight = 0
         self.busy = 0  # hosts handed to fetch tasks and not yet given back
+        self.failure: Exception | None = None
         self.dns_pending = 0
         self.pages = 0
         self.scope: set[str] = set()
@@ -371,6 +373,8 @@ class Crawler:
             end: float | None = None
             try:
                 end = await self._visit(session, state)
+            except Exception as exc:  # a bug or a full disk: stop the crawl, do not hang on a dead worker
+                self.failure = exc
             finally:
                 self.workbench.release(state, end)
                 self.busy -= 1
@@ -456,6 +460,9 @@ class Crawler:
         shown = 0
         front_max = 0
         while True:
+            if self.failure is not None:
+                raise SpamflowError(f"crawl {self.s.snapshot} stopped: {type(self.failure).__name__}: "
+                                    f"{self.failure}") from self.failure
             busy = self.busy
             if self.pages - shown:
                 bar.update(self.pages - shown)
