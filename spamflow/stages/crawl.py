@@ -71,7 +71,10 @@ class CrawlStage(Stage):
             warc_dir = ctx.outdir / "warc" / settings.snapshot
             warc_dir.mkdir(parents=True)
             for path in summary.warc_files:
-                os.link(path, warc_dir / path.name)
+                try:
+                    os.link(path, warc_dir / path.name)
+                except OSError:  # a filesystem without hard links
+                    shutil.copy2(path, warc_dir / path.name)
             errors = ctx.outdir / "errors"
             errors.mkdir(exist_ok=True)
             shutil.copyfile(summary.errors, errors / f"{settings.snapshot}.jsonl")
