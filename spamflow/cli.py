@@ -27,6 +27,7 @@ examples:
   spamflow run -c my.yaml --scheduler-host 127.0.0.1 --scheduler-port 8082
                                                  run through a central luigid
   spamflow detectors                             what can go under detectors:
+  spamflow crawl -c my.yaml --out crawl/         crawl input.crawl into WARC (rerun to resume)
 """
 
 
@@ -58,11 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
         "The same as `spamflow run -c configs/demo.yaml`, with the config shipped in the package: "
         "needs no data beyond the installed package."))
     _add_run_options(p, "where to write (default: ./spamflow-demo)")
+    p.add_argument("--crawl", action="store_true",
+                   help="serve the demo web on loopback addresses and crawl it (configs/demo-crawl.yaml)")
     p.set_defaults(config=None, workdir="spamflow-demo")
 
     p = sub.add_parser("validate", help="check a config and show the stages it would run",
                        description="Validate a config: schema, detector names and parameters, input files.")
     p.add_argument("-c", "--config", required=True, help="YAML config file")
+
+    p = sub.add_parser("crawl", help="crawl the config's input.crawl into WARC files (resumable)", description=(
+        "Crawl every snapshot of the config's input.crawl into DIR/<snapshot>/warc/.  Killed at any "
+        "moment, the same command on the same DIR continues without refetching what is stored."))
+    p.add_argument("-c", "--config", required=True, help="YAML config file with an input.crawl section")
+    p.add_argument("--out", help="crawl directory (default: <workdir>/crawl)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     for name, what in (("plugins", "loaded plugins: name, version, origin, hooks"),
                        ("detectors", "registered detectors: name, plugin, version, parameter schema")):
@@ -75,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def demo_config_path() -> Path:
-    return Path(str(resources.files("spamflow") / "configs" / "demo.yaml"))
+def demo_config_path(crawl: bool = False) -> Path:
+    return Path(str(resources.files("spamflow") / "configs" / ("demo-crawl.yaml" if crawl else "demo.yaml")))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +121,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
     from spamflow.plan import plan_run
 
-    config_path = args.config or demo_config_path()
+    config_path = args.config or demo_config_path(getattr(args, "crawl", False))
     config = load_config(config_path, plugins, workdir=getattr(args, "workdir", None))
+    if args.command == "crawl":
+        return _crawl(args, config)
     if args.command == "validate":
         plan = plan_run(config, plugins)
         print(f"{config_path}: ok")
@@ -121,6 +133,24 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"  {name:<12} {stage.signature}  params={json.dumps(stage.params)[:100]}")
         return 0
     return _run(args, config, plugins)
+
+
+def _crawl(args: argparse.Namespace, config: Any) -> int:
+    from spamflow.crawl.crawler import crawl
+
+    crawls = config.crawls()
+    if not crawls:
+        raise ConfigError(f"{config.where()}: input: `spamflow crawl` needs an input.crawl section")
+    out = Path(args.out) if args.out else config.workdir / "crawl"
+    for settings in crawls:
+        progress = not args.no_progress and sys.stderr.isatty()
+        summary = crawl(settings, out / settings.snapshot, config.base_dir, progress=progress)
+        counts = summary.counts
+        errors = sum(v for k, v in counts.items() if k.startswith("errors_"))
+        print(f"{settings.snapshot}: {counts.get('pages', 0)} pages, {counts.get('body_bytes', 0)} bytes, "
+              f"{errors} errors, {counts.get('pending_at_end', 0)} pending; "
+              f"{len(summary.warc_files)} WARC files in {out / settings.snapshot / 'warc'}; errors: {summary.errors}")
+    return 0
 
 
 def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:

@@ -22,6 +22,7 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from spamflow.crawl.settings import CrawlSettings
 from spamflow.errors import ConfigError
 from spamflow.plugins import SpamflowPlugins
 
@@ -39,6 +40,9 @@ class DemoInput(_Section):
     """Generate the bundled synthetic web (``spamflow.demo``) and use its WARC files."""
 
     seed: int = 0
+    crawl: bool = False
+    """Serve the demo web over HTTP on loopback addresses and crawl it (stage ``crawl``) instead of
+    reading its WARC files directly."""
 
 
 class InputSection(_Section):
@@ -47,7 +51,8 @@ class InputSection(_Section):
     warc: list[str] | dict[str, list[str]] | None = None
     snapshot: str | None = None
     demo: DemoInput | None = None
-    crawl: dict[str, Any] | None = None
+    crawl: CrawlSettings | list[CrawlSettings] | None = None
+    """One crawl, or several (one per snapshot): see docs/crawl.md."""
 
     @model_validator(mode="after")
     def _one_source(self) -> InputSection:
@@ -56,6 +61,10 @@ class InputSection(_Section):
             raise ValueError(f"give exactly one of warc, demo, crawl (got {given or 'none'})")
         if self.snapshot is not None and not isinstance(self.warc, list):
             raise ValueError("snapshot goes with a list of warc globs; with a mapping the keys are the snapshots")
+        if isinstance(self.crawl, list):
+            snaps = [c.snapshot for c in self.crawl]
+            if not snaps or len(set(snaps)) != len(snaps):
+                raise ValueError(f"crawl: give one or more crawls with distinct snapshot names (got {snaps})")
         labels = list(self.warc) if isinstance(self.warc, dict) else [self.snapshot] if self.snapshot else []
         for label in labels:
             if not _LABEL.match(label):
@@ -137,6 +146,11 @@ class Config:
             out[label] = list(dict.fromkeys(files))
         return out
 
+    def crawls(self) -> list[CrawlSettings]:
+        """The crawls of ``input.crawl`` (one per snapshot), in config order."""
+        crawl = self.model.input.crawl
+        return [] if crawl is None else crawl if isinstance(crawl, list) else [crawl]
+
     def where(self) -> str:
         return str(self.path) if self.path else "<config>"
 
@@ -180,11 +194,23 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
     config = Config(path=path, model=model, workdir=wd)
     config.detectors = _validate_detectors(model, plugins, where, node)
     _check_runner(config, plugins)
-    if model.input.crawl is not None:
-        raise ConfigError(f"{where}: input.crawl: the crawler is not part of this spamflow version yet; "
-                          "give input.warc with your WARC files, or input.demo")
+    _check_crawls(config)
     config.warc_files()  # a glob that matches nothing fails here, before anything runs
     return config
+
+
+def _check_crawls(config: Config) -> None:
+    """Seed files, seeds and filter expressions fail now, not mid-crawl."""
+    from spamflow.crawl.filters import parse_filter
+    from spamflow.crawl.settings import read_seeds
+
+    for crawl in config.crawls():
+        try:
+            read_seeds(crawl, config.base_dir)
+            if crawl.filter:
+                parse_filter(crawl.filter, config.base_dir, where=f"input.crawl ({crawl.snapshot}).filter")
+        except ConfigError as exc:
+            raise ConfigError(f"{config.where()}: {exc}") from None
 
 
 def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str,

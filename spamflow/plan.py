@@ -18,6 +18,7 @@ from spamflow.config import Config
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
 from spamflow.plugins import SpamflowPlugins
+from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
 from spamflow.stages.demo_web import DemoWebStage
 from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
@@ -63,7 +64,19 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     source = config.model.input
     if source.demo is not None:
         add(DemoWebStage, {"seed": source.demo.seed}, ())
-        add(IngestStage, {"from_demo": True}, ("demo",))
+        if source.demo.crawl:
+            add(CrawlStage, {"from_demo": True, "demo": DEMO_CRAWL}, ("demo",))
+            add(IngestStage, {"from_crawl": True}, ("crawl",))
+        else:
+            add(IngestStage, {"from_demo": True}, ("demo",))
+    elif source.crawl is not None:
+        from spamflow.crawl.settings import read_seeds
+
+        crawls = config.crawls()
+        add(CrawlStage, {"crawls": [c.model_dump(mode="json", exclude={"seeds", "seed_file"}) for c in crawls],
+                         "seeds": [read_seeds(c, config.base_dir) for c in crawls],
+                         "base_dir": str(config.base_dir)}, ())
+        add(IngestStage, {"from_crawl": True}, ("crawl",))
     else:
         files = []
         for label, paths in config.warc_files().items():

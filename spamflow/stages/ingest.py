@@ -27,6 +27,8 @@ class IngestParams(DetectorParams):
     """The input files with size and mtime, so that a changed file makes a new ingest."""
     from_demo: bool = False
     """Take the files written by the ``demo`` stage (one folder per snapshot)."""
+    from_crawl: bool = False
+    """Take the files written by the ``crawl`` stage (one folder per snapshot)."""
 
 
 def first_record_snapshot(path: Path) -> str | None:
@@ -52,6 +54,9 @@ class IngestStage(Stage):
         files: list[tuple[Path, str | None]] = [(Path(f.path), f.snapshot) for f in params.files]
         if params.from_demo:
             warc_dir = ctx.inputs["demo"]["warc"]
+            files = [(p, p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
+        if params.from_crawl:
+            warc_dir = ctx.inputs["crawl"]["warc"]
             files = [(p, p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
         rows: list[dict[str, str | int]] = []
         bad: list[dict[str, object]] = []

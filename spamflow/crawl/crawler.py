@@ -1,0 +1,503 @@
+"""The crawl loop: dispatcher, fetchers, DNS, robots.txt and WARC output, on one asyncio loop.
+
+The dispatcher takes the next host that politeness allows from the workbench and hands it
+to one of ``concurrency`` fetch tasks; the fetch task fetches one URL of that host (or its
+robots.txt first), offers the links it finds, writes the exchange to WARC and gives the
+host back.  aiohttp is the HTTP client: it streams bodies (so a body is cut at
+``max_body_bytes`` without reading the rest), takes a custom resolver (the ``resolve:``
+pins and our DNS cache) and keeps connections alive per host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from tqdm import tqdm
+
+from spamflow.crawl.filters import UrlFilter, parse_filter
+from spamflow.crawl.frontier import HostQueue, SpillFile
+from spamflow.crawl.journal import Journal, stored_responses
+from spamflow.crawl.links import content_signature, decode_content, extract_links, is_html
+from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
+from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
+from spamflow.crawl.sieve import Sieve
+from spamflow.crawl.urls import normalize, path_query, scheme_authority
+from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
+from spamflow.crawl.workbench import VisitState, Workbench
+from spamflow.domains import registered_domain
+from spamflow.errors import SpamflowError
+
+REDIRECTS = (301, 302, 303, 307, 308)
+_DROP_HEADERS = ("transfer-encoding",)  # the body is stored de-chunked
+
+
+@dataclass
+class CrawlSummary:
+    snapshot: str
+    warc_files: list[Path]
+    errors: Path
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Fetched:
+    status: int
+    exchange: Exchange
+    content_type: str
+    location: str | None
+
+
+class _Resolver(AbstractResolver):
+    """aiohttp asks us for addresses: we answer from the crawler's per-host cache."""
+
+    def __init__(self, addresses: dict[str, tuple[str, int | None]]) -> None:
+        self.addresses = addresses
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
+        if host not in self.addresses:
+            raise OSError(f"{host}: not resolved by the crawler")
+        ip, pinned_port = self.addresses[host]
+        fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
+        return [{"hostname": host, "host": ip, "port": pinned_port or port, "family": fam,
+                 "proto": 0, "flags": socket.AI_NUMERICHOST}]
+
+    async def close(self) -> None:
+        return None
+
+
+class Crawler:
+    def __init__(self, settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
+                 progress: bool = False) -> None:
+        self.s = settings
+        self.dir = directory
+        self.base_dir = base_dir
+        self.progress = progress
+        self.counts: Counter[str] = Counter({k: 0 for k in ("pages", "requests", "body_bytes", "urls_accepted",
+                                                            "near_duplicates", "robots_requests")})
+        self.sieve = Sieve()
+        self.signatures: set[int] = set()
+        self.hosts: dict[str, VisitState] = {}
+        self.addresses: dict[str, tuple[str, int | None]] = {}
+        self.pins = {h: parse_pin(p) for h, p in settings.resolve.items()}
+        self.workbench = Workbench(settings.ip_delay)
+        self.wakeup = asyncio.Event()
+        self.inflight = 0
+        self.busy = 0  # hosts handed to fetch tasks and not yet given back
+        self.failure: Exception | None = None
+        self.dns_pending = 0
+        self.pages = 0
+        self.scope: set[str] = set()
+        self.filter: UrlFilter | None = (parse_filter(settings.filter, base_dir, where="input.crawl.filter")
+                                         if settings.filter else None)
+        self.spill: SpillFile | None = None
+        self.journal: Journal | None = None
+        self.store: WarcStore | None = None
+        self._robots_restored: dict[str, RobotsRules] = {}
+        self._dns_tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ scope and the sieve
+    def _in_scope(self, url: str) -> bool:
+        if self.s.scope == "any":
+            return True
+        host = urlsplit(url).hostname or ""
+        return (host if self.s.scope == "hosts" else registered_domain(host)) in self.scope
+
+    def offer(self, url: str, depth: int, hops: int, batch: list[tuple[int, int, str]]) -> None:
+        """A normalised URL found at ``depth`` after ``hops`` redirects: filter, sieve, cap, queue."""
+        if not self._in_scope(url):
+            self.counts["urls_out_of_scope"] += 1
+            return
+        if self.filter is not None and not self.filter(url):
+            self.counts["urls_filtered"] += 1
+            return
+        if not self.sieve.add(url):
+            self.counts["urls_seen_before"] += 1
+            return
+        state = self._state(url)
+        if state.accepted >= self.s.max_pages_per_host:
+            self.counts["urls_over_host_cap"] += 1
+            return
+        state.accepted += 1
+        batch.append((depth, hops, url))
+        if self.addresses.get(state.host, ("?", None))[0] == "":  # its DNS lookup failed before
+            self._error(url, "dns", f"{state.host}: not resolved")
+            return
+        self._enqueue(state, depth, hops, url)
+
+    def _enqueue(self, state: VisitState, depth: int, hops: int, url: str) -> None:
+        state.queue.append(f"{depth} {hops} {path_query(url)}".encode("utf-8", "surrogatepass"))
+        self.counts["urls_accepted"] += 1
+        self.workbench.schedule(state)
+        self.wakeup.set()
+
+    def _state(self, url: str) -> VisitState:
+        key = scheme_authority(url)
+        state = self.hosts.get(key)
+        if state is None:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            state = VisitState(key, host, port, HostQueue(self.spill, self.s.frontier_head, self.s.frontier_block),
+                               self.s.host_delay)
+            self.hosts[key] = state
+            if key in self._robots_restored:
+                self._set_robots(state, self._robots_restored[key])
+            elif not self.s.robots:
+                state.robots = ALLOW_ALL
+            self._locate(state)
+        return state
+
+    # ------------------------------------------------------------------ DNS, once per host
+    def _locate(self, state: VisitState) -> None:
+        if state.host in self.addresses:
+            if self.addresses[state.host][0]:  # "" marks a host whose lookup failed
+                self.workbench.attach(state, self.addresses[state.host][0])
+        elif state.host in self.pins:
+            self.addresses[state.host] = self.pins[state.host]
+            self.workbench.attach(state, self.pins[state.host][0])
+        else:
+            self.dns_pending += 1
+            task = asyncio.get_running_loop().create_task(self._resolve(state))
+            self._dns_tasks.add(task)
+            task.add_done_callback(self._dns_tasks.discard)
+
+    async def _resolve(self, state: VisitState) -> None:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(state.host, state.port, type=socket.SOCK_STREAM)
+            ip = str(infos[0][4][0])
+        except (OSError, UnicodeError, IndexError) as exc:
+            self.counts["hosts_dns_failed"] += 1
+            pending = []
+            while len(state.queue):
+                pending.append(state.queue.popleft())
+            for entry in pending:
+                self._error(state.key + entry.decode().split(" ", 2)[2], "dns", f"{state.host}: {exc}")
+            state.robots = ALLOW_ALL
+            state.entry = None
+            self.addresses.setdefault(state.host, ("", None))  # marks the host as failed
+        else:
+            self.addresses[state.host] = (ip, None)
+            self.workbench.attach(state, ip)
+        finally:
+            self.dns_pending -= 1
+            self.wakeup.set()
+
+    # ------------------------------------------------------------------ logging outcomes
+    def _error(self, url: str, kind: str, reason: str, **extra: Any) -> None:
+        self.counts[f"errors_{kind}"] += 1
+        assert self.journal is not None
+        self.journal.error({"url": url, "kind": kind, "reason": reason, "date": warc_now(), **extra})
+
+    # ------------------------------------------------------------------ fetching
+    async def _fetch(self, session: aiohttp.ClientSession, url: str, ip: str,
+                     max_bytes: int) -> _Fetched | tuple[str, str]:
+        """One GET without following redirects; a (kind, reason) pair if no response came."""
+        body = bytearray()
+        truncated: str | None = None
+        response: aiohttp.ClientResponse | None = None
+        date = warc_now()
+        try:
+            async with asyncio.timeout(self.s.fetch_timeout):
+                async with session.get(url, allow_redirects=False) as response:
+                    while chunk := await response.content.read(65536):
+                        body += chunk
+                        if len(body) > max_bytes:
+                            del body[max_bytes:]
+                            truncated = "length"
+                            break
+        except TimeoutError:
+            if response is None:
+                return ("timeout", f"no response within {self.s.fetch_timeout} s")
+            truncated = "time"
+        except aiohttp.ClientPayloadError as exc:
+            if response is None:
+                return ("payload", str(exc))
+            truncated = "disconnect"
+        except aiohttp.ClientConnectorError as exc:
+            return ("connect", str(exc))
+        except aiohttp.ServerDisconnectedError as exc:
+            if response is None:
+                return ("disconnected", str(exc) or "server closed the connection")
+            truncated = "disconnect"
+        except aiohttp.ClientResponseError as exc:
+            return ("http_protocol", f"{exc.status} {exc.message}")
+        except aiohttp.InvalidURL as exc:
+            return ("invalid_url", str(exc))
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            return ("network", f"{type(exc).__name__}: {exc}")
+        assert response is not None
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers
+                   if k.decode("latin-1").lower() not in _DROP_HEADERS]
+        request_headers = [(k, v) for k, v in response.request_info.headers.items()]
+        exchange = Exchange(
+            url=url, ip=ip, date=date, request_line=f"GET {path_query(url)} HTTP/1.1",
+            request_headers=request_headers,
+            protocol=f"HTTP/{response.version.major}.{response.version.minor}" if response.version else "HTTP/1.1",
+            status_line=f"{response.status} {response.reason or ''}".strip(),
+            response_headers=headers, body=bytes(body), truncated=truncated)
+        if truncated:
+            self.counts[f"truncated_{truncated}"] += 1
+        return _Fetched(response.status, exchange, response.headers.get("Content-Type", ""),
+                        response.headers.get("Location"))
+
+    async def _fetch_robots(self, session: aiohttp.ClientSession, state: VisitState) -> None:
+        url = state.key + "/robots.txt"
+        self.sieve.add(url)  # a page linking to robots.txt does not fetch it again
+        status: int | None = None
+        body = b""
+        for _hop in range(ROBOTS_MAX_REDIRECTS + 1):
+            self.counts["robots_requests"] += 1
+            got = await self._fetch(session, url, await self._address(url), ROBOTS_MAX_BYTES)
+            if isinstance(got, tuple):
+                status = None
+                break
+            assert self.store is not None
+            self.store.write_exchange(got.exchange)
+            encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
+            status, body = got.status, decode_content(got.exchange.body, encoding)
+            if status not in REDIRECTS or not got.location:
+                break
+            nxt = normalize(got.location, url)
+            if nxt is None:
+                break
+            url = nxt  # followed across hosts too (RFC 9309 2.3.1.2)
+        rules = rules_from_response(status, body, time.time())
+        assert self.journal is not None
+        self.journal.robots(state.key, status, body.decode("utf-8", "replace"))
+        self.counts[f"robots_{rules.outcome}"] += 1
+        self._set_robots(state, rules)
+
+    async def _address(self, url: str) -> str:
+        """The address of a URL's host: known, pinned, or looked up now (robots.txt redirects
+        may lead to hosts the crawl has not met); "" if the lookup fails."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if host not in self.addresses:
+            if host in self.pins:
+                self.addresses[host] = self.pins[host]
+            else:
+                try:
+                    infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 80,
+                                                                         type=socket.SOCK_STREAM)
+                    self.addresses[host] = (str(infos[0][4][0]), None)
+                except (OSError, UnicodeError, IndexError):
+                    return ""
+        return self.addresses[host][0]
+
+    def _set_robots(self, state: VisitState, rules: RobotsRules) -> None:
+        state.robots = rules
+        delay = rules.crawl_delay(self.s.user_agent)
+        if delay is not None:
+            state.delay = max(self.s.host_delay, min(delay, self.s.max_crawl_delay))
+
+    async def _visit(self, session: aiohttp.ClientSession, state: VisitState) -> float | None:
+        """Fetch robots.txt or the next URL of ``state``; the time the request ended, or None."""
+        if state.robots is None:
+            await self._fetch_robots(session, state)
+            return time.monotonic()
+        entry = state.queue.popleft().decode("utf-8", "surrogatepass")
+        depth_s, hops_s, pq = entry.split(" ", 2)
+        depth, hops, url = int(depth_s), int(hops_s), state.key + pq
+        if not state.robots.allowed(url, self.s.user_agent):
+            self._error(url, "robots_disallowed", f"robots.txt ({state.robots.outcome}) disallows it")
+            return None
+        self.inflight += 1
+        try:
+            got = await self._fetch(session, url, state.ip or "", self.s.max_body_bytes)
+        finally:
+            self.inflight -= 1
+        end = time.monotonic()
+        self.counts["requests"] += 1
+        if isinstance(got, tuple):
+            self._error(url, got[0], got[1], depth=depth)
+            return end
+        batch: list[tuple[int, int, str]] = []
+        if got.status in REDIRECTS and got.location:
+            self.counts["redirects"] += 1
+            target = normalize(got.location, url)
+            if target is None:
+                self.counts["redirects_not_http"] += 1
+            elif hops >= self.s.max_redirects:
+                self._error(target, "too_many_redirects", f"more than {self.s.max_redirects} hops", source=url)
+            else:
+                self.offer(target, depth, hops + 1, batch)
+        elif 200 <= got.status < 300 and is_html(got.content_type):
+            self._follow(got, url, depth, batch)
+        assert self.journal is not None and self.store is not None
+        self.journal.discovered(batch)  # before the record: a stored page never loses its links
+        self.store.write_exchange(got.exchange)
+        self.pages += 1
+        self.counts["pages"] += 1
+        self.counts[f"status_{got.status // 100}xx"] += 1
+        self.counts["body_bytes"] += len(got.exchange.body)
+        return end
+
+    def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str]]) -> None:
+        encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
+        body = decode_content(got.exchange.body, encoding)
+        if self.s.near_duplicates:
+            signature = content_signature(body)
+            if signature in self.signatures:
+                self.counts["near_duplicates"] += 1
+                return
+            self.signatures.add(signature)
+        if depth >= self.s.max_depth:
+            self.counts["pages_at_max_depth"] += 1
+            return
+        try:
+            base, links = extract_links(body, self.s.embeds)
+        except Exception as exc:  # selectolax on hostile bytes: log it, keep the page
+            self._error(url, "parse", f"{type(exc).__name__}: {exc}")
+            return
+        base_url = normalize(base, url) if base else url
+        for raw in links:
+            link = normalize(raw, base_url or url)
+            if link is None:
+                self.counts["links_not_http"] += 1
+                continue
+            self.offer(link, depth + 1, 0, batch)
+
+    # ------------------------------------------------------------------ the loop
+    async def _worker(self, session: aiohttp.ClientSession, todo: asyncio.Queue[VisitState | None]) -> None:
+        while (state := await todo.get()) is not None:
+            end: float | None = None
+            try:
+                end = await self._visit(session, state)
+            except Exception as exc:  # a bug or a full disk: stop the crawl, do not hang on a dead worker
+                self.failure = exc
+            finally:
+                self.workbench.release(state, end)
+                self.busy -= 1
+                self.wakeup.set()
+
+    def _resume(self, seeds: list[str]) -> None:
+        assert self.store is not None and self.journal is not None
+        cut = sum(repair(p) for p in self.store.existing())
+        self.counts["resume_bytes_cut"] = cut
+        stored, self.signatures = stored_responses(self.store.existing(), self.s.near_duplicates)
+        ended = {e["url"] for e in self.journal.read_errors()}
+        for row in self.journal.read_robots():
+            body = str(row["body"]).encode("utf-8")
+            self._robots_restored[row["key"]] = rules_from_response(row["status"], body, time.time())
+        resumed = 0
+        for depth, hops, url in self.journal.read_discovered():
+            self.sieve.add(url)
+            state = self._state(url)
+            state.accepted += 1
+            if url in stored:
+                self.pages += 1
+                continue
+            if url in ended:
+                continue
+            self._enqueue(state, depth, hops, url)
+            resumed += 1
+        self.counts["resumed_pending"] = resumed
+        self.counts["resumed_pages"] = self.pages
+        for key in self._robots_restored:
+            self.sieve.add(key + "/robots.txt")
+        batch: list[tuple[int, int, str]] = []
+        for seed in seeds:
+            seed_url = normalize(seed)
+            assert seed_url is not None  # read_seeds checked
+            self.offer(seed_url, 0, 0, batch)
+        self.journal.discovered(batch)
+
+    async def run(self) -> CrawlSummary:
+        seeds = read_seeds(self.s, self.base_dir)
+        for seed in seeds:
+            host = urlsplit(normalize(seed) or "").hostname or ""
+            self.scope.add(host if self.s.scope == "hosts" else registered_domain(host))
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.journal = Journal(self.dir)
+        self.store = WarcStore(self.dir / "warc", self.s.snapshot, self.s.warc_max_bytes,
+                               description=f"spamflow crawl {self.s.snapshot}")
+        self.spill = SpillFile(self.dir / "state" / "frontier.spill")
+        todo: asyncio.Queue[VisitState | None] = asyncio.Queue()
+        started = time.monotonic()
+        connector = aiohttp.TCPConnector(limit=self.s.concurrency, limit_per_host=0,
+                                         resolver=_Resolver(self.addresses), use_dns_cache=False,
+                                         ssl=self.s.verify_tls)  # True: default verification; False: none
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.s.connect_timeout,
+                                        sock_read=self.s.read_timeout)
+        bar = tqdm(desc=f"crawl {self.s.snapshot}", unit="page", disable=not self.progress, mininterval=0.5)
+        try:
+            self._resume(seeds)
+            async with aiohttp.ClientSession(
+                    connector=connector, timeout=timeout, auto_decompress=False,
+                    cookie_jar=aiohttp.DummyCookieJar(),
+                    headers={"User-Agent": self.s.user_agent, "Accept": "*/*",
+                             "Accept-Encoding": "gzip, deflate"}) as session:
+                workers = [asyncio.create_task(self._worker(session, todo)) for _ in range(self.s.concurrency)]
+                try:
+                    await self._dispatch(todo, bar)
+                finally:
+                    for _ in workers:
+                        todo.put_nowait(None)
+                    await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            bar.close()
+            self.store.close()
+            self.journal.close()
+            self.spill.close()
+        self.counts["hosts"] = len(self.hosts)
+        self.counts["ips"] = len(self.workbench.entries)
+        self.counts["pending_at_end"] = sum(len(s.queue) for s in self.hosts.values())
+        self.counts["discovered_urls"] = len(self.sieve)
+        self.counts["seconds"] = round(time.monotonic() - started)
+        return CrawlSummary(self.s.snapshot, self.store.existing(), self.journal.errors_path, dict(self.counts))
+
+    async def _dispatch(self, todo: asyncio.Queue[VisitState | None], bar: tqdm[Any]) -> None:
+        shown = 0
+        front_max = 0
+        while True:
+            if self.failure is not None:
+                raise SpamflowError(f"crawl {self.s.snapshot} stopped: {type(self.failure).__name__}: "
+                                    f"{self.failure}") from self.failure
+            busy = self.busy
+            if self.pages - shown:
+                bar.update(self.pages - shown)
+                shown = self.pages
+                bar.set_postfix(bytes=self.counts["body_bytes"], errors=sum(
+                    v for k, v in self.counts.items() if k.startswith("errors_")), front=self.workbench.front,
+                    refresh=False)
+            front_max = max(front_max, self.workbench.front)
+            if self.pages + busy >= self.s.max_pages:
+                if busy == 0:
+                    self.counts["stopped_at_max_pages"] = 1
+                    break
+                state = None
+            else:
+                state = self.workbench.take(time.monotonic())
+            if state is not None:
+                self.busy += 1
+                todo.put_nowait(state)
+                continue
+            nxt = self.workbench.next_time()
+            if nxt is None and busy == 0 and self.dns_pending == 0:
+                break
+            self.wakeup.clear()
+            wait = None if nxt is None else max(0.0, nxt - time.monotonic())
+            try:
+                await asyncio.wait_for(self.wakeup.wait(), wait)
+            except TimeoutError:
+                pass
+        self.counts["front_max"] = front_max
+
+
+def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."), progress: bool = False) -> CrawlSummary:
+    """Crawl one snapshot into ``directory`` (resuming what is there); WARCs go to ``directory/warc/``."""
+    summary = asyncio.run(Crawler(settings, directory, base_dir, progress).run())
+    (directory / "summary.json").write_text(json.dumps(
+        {"snapshot": summary.snapshot, "warc_files": [str(p) for p in summary.warc_files],
+         "errors": str(summary.errors), "counts": summary.counts}, indent=1) + "\n")
+    return summary

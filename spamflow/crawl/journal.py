@@ -1,0 +1,106 @@
+"""What a crawl has decided, on disk, so that a crawl killed at any moment can resume.
+
+* ``state/discovered.log``: every URL accepted by filters, sieve and caps, in order, as
+  ``depth hops url``.  The links of a page are appended (and flushed) *before* its WARC
+  record is written, so no link of a stored page is ever lost.
+* ``errors.jsonl``: every URL that ended without a stored response, with its reason.
+* ``state/robots.jsonl``: the robots.txt outcome per host, so a resumed crawl does not ask again.
+* the WARC files themselves: a URL with a complete ``response`` record is done.
+
+On resume, pending = discovered - done, in discovered order.  A line cut short by a kill is
+ignored (it was not flushed whole, so its URL was not yet acted on).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from warcio.archiveiterator import ArchiveIterator
+
+from spamflow.crawl.links import content_signature, is_html
+
+
+def complete_lines(path: Path) -> Iterator[str]:
+    """Lines of ``path`` that end in a newline (a partial last line is skipped)."""
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8", newline="\n") as fh:
+        for line in fh:
+            if line.endswith("\n"):
+                yield line[:-1]
+
+
+class Journal:
+    def __init__(self, directory: Path) -> None:
+        self.state = directory / "state"
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.errors_path = directory / "errors.jsonl"
+        self.discovered_path = self.state / "discovered.log"
+        self.robots_path = self.state / "robots.jsonl"
+        for path in (self.errors_path, self.discovered_path, self.robots_path):
+            _drop_partial_line(path)
+        self._discovered: TextIO = open(self.discovered_path, "a", encoding="utf-8")  # noqa: SIM115
+        self._errors: TextIO = open(self.errors_path, "a", encoding="utf-8")  # noqa: SIM115
+        self._robots: TextIO = open(self.robots_path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def discovered(self, entries: list[tuple[int, int, str]]) -> None:
+        if entries:
+            self._discovered.write("".join(f"{d} {h} {u}\n" for d, h, u in entries))
+            self._discovered.flush()
+
+    def error(self, record: dict[str, Any]) -> None:
+        self._errors.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._errors.flush()
+
+    def robots(self, key: str, status: int | None, body: str) -> None:
+        self._robots.write(json.dumps({"key": key, "status": status, "body": body}) + "\n")
+        self._robots.flush()
+
+    def close(self) -> None:
+        for fh in (self._discovered, self._errors, self._robots):
+            fh.close()
+
+    # ---- reading back
+    def read_discovered(self) -> Iterator[tuple[int, int, str]]:
+        for line in complete_lines(self.discovered_path):
+            depth, hops, url = line.split(" ", 2)
+            yield int(depth), int(hops), url
+
+    def read_errors(self) -> Iterator[dict[str, Any]]:
+        for line in complete_lines(self.errors_path):
+            yield json.loads(line)
+
+    def read_robots(self) -> Iterator[dict[str, Any]]:
+        for line in complete_lines(self.robots_path):
+            yield json.loads(line)
+
+
+def _drop_partial_line(path: Path) -> None:
+    """Cut a last line without its newline, so appends start on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "r+b") as fh:
+        data = fh.read()
+        if not data.endswith(b"\n"):
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
+def stored_responses(warc_files: list[Path], signatures: bool) -> tuple[set[str], set[int]]:
+    """URLs with a complete response record in ``warc_files``, and the content signatures of
+    their HTML 2xx bodies (when ``signatures``)."""
+    urls: set[str] = set()
+    sigs: set[int] = set()
+    for path in warc_files:
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type != "response":
+                    continue
+                urls.add(record.rec_headers.get_header("WARC-Target-URI"))
+                http = record.http_headers
+                if signatures and http is not None and 200 <= int(http.get_statuscode() or 0) < 300 \
+                        and is_html(http.get_header("Content-Type") or ""):
+                    sigs.add(content_signature(record.content_stream().read()))
+    return urls, sigs
