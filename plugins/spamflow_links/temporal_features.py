@@ -44,7 +44,7 @@ def similarity_columns(name: str, sim: dict[int, np.ndarray], neighbours: sp.csr
             f[f"log_min_{name}_ratio"] = np.where(all_nan, np.nan, _log(np.nanmin(safe, axis=0)))
             f[f"log_max_{name}_ratio"] = np.where(all_nan, np.nan, _log(np.nanmax(safe, axis=0)))
             f[f"log_avg_{name}_ratio"] = np.where(all_nan, np.nan, _log(np.nanmean(safe, axis=0)))
-    return f
+    return {key: np.where(both, values, np.nan) for key, values in f.items()}
 
 
 def temporal_features(a0: sp.spmatrix, a1: sp.spmatrix, crawled0: np.ndarray, crawled1: np.ndarray,
