@@ -37,7 +37,7 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
 
 
 def hll_init(n: int, log2m: int, seed: int = 0) -> np.ndarray:
-    """Registers (n x 2^log2m, uint8) of the one-element sets {x}."""
+    """Registers (2^log2m x n, uint8) of the one-element sets {x}."""
     m = 1 << log2m
     h = _splitmix64(np.arange(n, dtype=np.uint64) ^ _splitmix64(np.array([seed], dtype=np.uint64))[0])
     bucket = (h & np.uint64(m - 1)).astype(np.int64)
@@ -48,32 +48,39 @@ def hll_init(n: int, log2m: int, seed: int = 0) -> np.ndarray:
     low = rest & (~rest + np.uint64(1))
     nz = rest != 0
     rank[nz] = np.log2(low[nz].astype(np.float64)).astype(np.int64) + 1
-    regs = np.zeros((n, m), dtype=np.uint8)
-    regs[np.arange(n), bucket] = rank.astype(np.uint8)
+    regs = np.zeros((m, n), dtype=np.uint8)
+    regs[bucket, np.arange(n)] = rank.astype(np.uint8)
     return regs
 
 
 def hll_estimate(regs: np.ndarray) -> np.ndarray:
-    """HyperLogLog cardinality per row (Flajolet et al. 2007, with linear counting for small sets)."""
-    m = regs.shape[1]
+    """HyperLogLog cardinality per node (Flajolet et al. 2007, with linear counting for small
+    sets); ``regs`` is registers x nodes. One register at a time, so memory stays O(nodes)."""
+    m = regs.shape[0]
     alpha = 0.7213 / (1 + 1.079 / m) if m >= 128 else {16: 0.673, 32: 0.697, 64: 0.709}[m]
-    raw = alpha * m * m / np.power(2.0, -regs.astype(np.float64)).sum(axis=1)
-    zeros = (regs == 0).sum(axis=1)
+    table = np.power(2.0, -np.arange(256, dtype=np.float64))
+    inverse_sum = np.zeros(regs.shape[1])
+    zeros = np.zeros(regs.shape[1])
+    for reg in regs:
+        inverse_sum += table[reg]
+        zeros += reg == 0
+    raw = alpha * m * m / inverse_sum
     small = (raw <= 2.5 * m) & (zeros > 0)
     est = raw.copy()
     est[small] = m * np.log(m / zeros[small])
     return est
 
 
-def _max_over_neighbours(rows: sp.csr_matrix, regs: np.ndarray, chunk: int = 32) -> np.ndarray:
-    """out[x] = elementwise max of regs[y] over the column indices y of row x (0 if none)."""
+def _max_over_neighbours(rows: sp.csr_matrix, regs: np.ndarray) -> np.ndarray:
+    """out[r, x] = max of regs[r, y] over the column indices y of row x (0 if none); one
+    contiguous 1-D reduceat per register (``regs`` is registers x nodes)."""
     out = np.zeros_like(regs)
+    if not rows.nnz:
+        return out
     nonempty = np.diff(rows.indptr) > 0
     starts = rows.indptr[:-1][nonempty]
-    for lo in range(0, regs.shape[1], chunk):
-        gathered = regs[rows.indices, lo:lo + chunk]
-        if len(gathered):
-            out[nonempty, lo:lo + chunk] = np.maximum.reduceat(gathered, starts, axis=0)
+    for reg_in, reg_out in zip(regs, out):
+        reg_out[nonempty] = np.maximum.reduceat(reg_in[rows.indices], starts)
     return out
 
 

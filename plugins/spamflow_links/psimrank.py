@@ -29,7 +29,7 @@ def psimrank(in0: sp.spmatrix, in1: sp.spmatrix, max_l: int = 4, c: float = 0.15
         p0, p1 = start.copy(), start.copy()
         met = np.zeros(n, dtype=bool)
         for k in range(1, max_l + 1):
-            sigma = rng.permutation(n).astype(np.int64)
+            sigma = rng.permutation(n).astype(np.int32)
             inverse = np.empty(n, dtype=np.int64)
             inverse[sigma] = np.arange(n)
             step0, step1 = min_over_rows(r0, sigma), min_over_rows(r1, sigma)

@@ -49,7 +49,7 @@ def jaccard_layers_minhash(a0: sp.spmatrix, a1: sp.spmatrix, max_k: int = 4, fin
         f0, f1 = sigma, sigma
         for k in range(max_k):
             f0, f1 = min_over_rows(b0, f0), min_over_rows(b1, f1)
-            agree[k] += ((f0 == f1) & (f0 != EMPTY)).sum(axis=1)
+            agree[k] += ((f0 == f1) & (f0 != EMPTY)).sum(axis=0)
     return [x / fingerprints for x in agree]
 
 
