@@ -142,3 +142,19 @@ def test_real_web_graph_ranks_agree_with_networkx():
     f = static_features(a, exact_max_nodes=10000)
     assert np.array_equal(f["indegree"], np.array([g.in_degree(i) for i in range(n)]))
     assert all(np.isfinite(f[c]).any() for c in f if c not in ("trustrank", "trustrank_over_pagerank"))
+
+
+def test_rank_density_counts_nodes_in_log_cells():
+    from spamflow_links.ranks import rank_density
+
+    n = 1000
+    k = np.arange(1, n + 1)
+    density, edges = rank_density(k, k[::-1], cells=10)
+    assert density.sum() == pytest.approx(1.0) and len(edges) == 11 and edges[0] == 1
+    # brute force: find each node's cell by searching the cell edges
+    expected = np.zeros((10, 10))
+    for a, b in zip(k, k[::-1]):
+        i = min(int(np.searchsorted(edges, a, side="right")) - 1, 9)
+        j = min(int(np.searchsorted(edges, b, side="right")) - 1, 9)
+        expected[i, j] += 1 / n
+    assert np.allclose(density, expected)

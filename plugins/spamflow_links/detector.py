@@ -17,7 +17,7 @@ from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import registered_domain
 from spamflow_links.hostgraph import HostGraph, build_host_graph, node_index
 from spamflow_links.params import LinksParams
-from spamflow_links.ranks import kappa
+from spamflow_links.ranks import kappa, rank_density
 from spamflow_links.static_features import STATIC_COLUMNS, static_features
 from spamflow_links.temporal_features import temporal_features
 
@@ -77,6 +77,7 @@ class LinkFeatures(Detector):
                                   "trust_seeds_not_in_graph": missing_seeds}
         summary: dict[str, dict] = {"snapshots": {}, "pairs": {}}
         static_tables = []
+        densities: dict[str, np.ndarray] = {}
         for g in graphs:
             sp.save_npz(graph_dir / f"{g.snapshot}.npz", g.adjacency)
             for key, value in g.counts.items():
@@ -89,6 +90,10 @@ class LinkFeatures(Detector):
                 {"snapshot": pa.array([g.snapshot] * len(rows), pa.string()),
                  "host": pa.array(index[rows].tolist(), pa.string())}, f, rows, STATIC_COLUMNS))
             summary["snapshots"][g.snapshot] = {**g.counts, "kappa": kappa(f["pagerank"], f["cheirank"])}
+            densities[f"{g.snapshot}/density"], densities[f"{g.snapshot}/edges"] = rank_density(
+                f["pagerank_index"], f["cheirank_index"])
+        with open(ctx.outdir / "rank_density.npz", "wb") as fh:
+            np.savez_compressed(fh, **densities)  # type: ignore[arg-type]  # numpy stubs type **kwds as bool
         hosts = pa.concat_tables(static_tables) if static_tables else feature_table(
             {"snapshot": pa.array([], pa.string()), "host": pa.array([], pa.string())},
             {c: np.zeros(0) for c in STATIC_COLUMNS}, np.zeros(0, dtype=np.int64), STATIC_COLUMNS)
@@ -109,7 +114,8 @@ class LinkFeatures(Detector):
                 "hosts_in_both": int(both.sum()), "hosts_in_one": int((g0.crawled ^ g1.crawled).sum())}
         counts["snapshot_pairs"] = len(temporal_tables)
         counts["hosts_static_rows"] = hosts.num_rows
-        outputs = {"graphs": "graphs", "hosts": "hosts.parquet", "summary": "summary.json"}
+        outputs = {"graphs": "graphs", "hosts": "hosts.parquet", "summary": "summary.json",
+                   "rank_density": "rank_density.npz"}
         if temporal_tables:
             temporal = pa.concat_tables(temporal_tables)
             pq.write_table(temporal, ctx.outdir / "temporal.parquet")

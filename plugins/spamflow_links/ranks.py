@@ -84,12 +84,14 @@ def trustrank(adjacency: sp.spmatrix, seeds: np.ndarray, alpha: float = 0.85, to
 
 
 def truncated_pagerank(adjacency: sp.spmatrix, max_t: int = 4, alpha: float = 0.85,
-                       tol: float = 1e-10) -> dict[int, np.ndarray]:
+                       tol: float = 1e-10, pr: np.ndarray | None = None) -> dict[int, np.ndarray]:
     """Truncated PageRank for T = 1..max_t (Becchetti et al. 2006): the PageRank series
     sum_t (1-alpha) alpha^t x_t, x_0 = 1/N, x_{t+1} = S x_t, without its terms t <= T, so the
-    first T steps of support (a link farm's own links) do not count."""
+    first T steps of support (a link farm's own links) do not count. ``pr``: the graph's
+    PageRank for the same alpha, if already computed."""
     n = adjacency.shape[0]
-    pr = pagerank(adjacency, alpha, tol=tol)
+    if pr is None:
+        pr = pagerank(adjacency, alpha, tol=tol)
     m, dangling = transition(adjacency)
     mt = sp.csr_matrix(m.T)
     x = np.full(n, 1.0 / n)
@@ -101,3 +103,14 @@ def truncated_pagerank(adjacency: sp.spmatrix, max_t: int = 4, alpha: float = 0.
             out[t] = np.clip(pr - head, 0.0, None)
         x = mt @ x + x[dangling].sum() / n
     return out
+
+
+def rank_density(k: np.ndarray, k_star: np.ndarray, cells: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """The density of nodes in the (K, K*) plane on ``cells`` x ``cells`` logarithmically
+    equidistant cells covering [1, N]^2 (Eom et al. Fig. 2): (counts / N with rows = K cells,
+    columns = K* cells, the shared cell edges)."""
+    n = len(k)
+    edges = np.logspace(0.0, np.log10(max(n, 2)), cells + 1)
+    edges[-1] = np.nextafter(edges[-1], np.inf)  # K = N falls in the last cell
+    counts, _, _ = np.histogram2d(k, k_star, bins=(edges, edges))
+    return counts / max(n, 1), edges

@@ -62,7 +62,7 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
         f["trustrank"] = trustrank(a, trust_seeds, alpha, tol=tol)
     else:
         f["trustrank"] = np.full(n, np.nan)
-    for t, values in truncated_pagerank(a, 4, alpha, tol=tol).items():
+    for t, values in truncated_pagerank(a, 4, alpha, tol=tol, pr=pr).items():
         f[f"truncatedpagerank_{t}"] = values
     if n <= exact_max_nodes:
         support = {k: v.astype(np.float64) for k, v in supporters_exact(b, 4).items()}
