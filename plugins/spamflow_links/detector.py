@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import scipy.sparse as sp
+from tqdm import tqdm
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import registered_domain
@@ -39,7 +40,7 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool) -> tuple
     snapshots = sorted(s for s in pc.unique(keys["snapshot"]).to_pylist() if s is not None)
     index = node_index([keys[params.nodes]])
     graphs = []
-    for snapshot in snapshots:
+    for snapshot in tqdm(snapshots, desc="host graphs", unit="snapshot", disable=not progress):
         batches = pages.to_batches(columns=PAGE_COLUMNS, filter=pc.field("snapshot") == snapshot, batch_size=4096)
         graphs.append(build_host_graph(snapshot, batches, index, nodes=params.nodes, nofollow=params.nofollow,
                                        to_domain=registered_domain))
@@ -79,7 +80,7 @@ class LinkFeatures(Detector):
         static_tables = []
         densities: dict[str, np.ndarray] = {}
         for g in graphs:
-            sp.save_npz(graph_dir / f"{g.snapshot}.npz", g.adjacency)
+            sp.save_npz(graph_dir / f"{g.snapshot.replace('/', '_')}.npz", g.adjacency)
             for key, value in g.counts.items():
                 counts[key] = counts.get(key, 0) + value
             f = static_features(g.adjacency, alpha=params.alpha, tol=params.tol, trust_seeds=seeds,
