@@ -1,0 +1,29 @@
+"""The links detector's parameters, named as in the papers (alpha, c, ell)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from spamflow.detector import DetectorParams
+
+
+class LinksParams(DetectorParams):
+    nodes: Literal["host", "domain"] = Field(
+        "host", description="graph nodes: host names, or registered domains (links inside a domain are self-links)")
+    nofollow: bool = Field(True, description="count rel=nofollow links as edges")
+    alpha: float = Field(0.85, gt=0.0, lt=1.0, description=(
+        "damping factor of PageRank, CheiRank, TrustRank and truncated PageRank (Eom et al.: 0.85)"))
+    tol: float = Field(1e-10, gt=0.0, description="power iteration stops when the L1 change is below tol")
+    trust_seeds: list[str] = Field(
+        default_factory=list, description="known-good hosts (or domains) TrustRank starts from; empty: no trustrank")
+    xjaccard_c: float = Field(0.1, gt=0.0, lt=1.0, description="XJaccard decay c (Erdélyi et al. 3.1.3: 0.1)")
+    psimrank_c: float = Field(0.15, gt=0.0, lt=1.0, description="PSimRank decay c (Erdélyi et al. 3.1.4: 0.15)")
+    fingerprints: int = Field(
+        64, ge=1, description="min-hash permutations for XJaccard and coupled walk pairs for PSimRank")
+    exact_max_nodes: int = Field(
+        5000, ge=0, description=("graphs with at most this many nodes get exact neighbours at distance 2-4 and "
+                                 "exact XJaccard; larger ones HyperLogLog counting and min-hash fingerprints"))
+    hll_log2_registers: int = Field(7, ge=4, le=12, description="HyperLogLog registers per node = 2**this")
+    seed: int = Field(0, description="seed of the min-hash permutations, PSimRank walks and HyperLogLog hash")

@@ -1,0 +1,17 @@
+"""The hook implementation of ``spamflow_links``, apart from the package so that its pure
+modules import without spamflow."""
+
+from collections.abc import Callable
+
+from spamflow import hookimpl
+from spamflow.detector import Detector
+from spamflow_links import __version__
+
+__all__ = ["__version__", "spamflow_register_detectors"]
+
+
+@hookimpl
+def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
+    from spamflow_links.detector import LinkFeatures
+
+    register(LinkFeatures)
