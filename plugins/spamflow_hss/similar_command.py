@@ -33,10 +33,9 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
-    from spamflow.detector import RunSettings
-    from spamflow.manifest import read_manifest, write_manifest
+    from spamflow.manifest import write_manifest
     from spamflow.plugins import get_plugins
-    from spamflow_workflows import run_pipeline
+    from spamflow_workflows import run_for_command
 
     plugins = get_plugins()
     config = load_config(args.config, plugins, workdir=args.workdir)
@@ -44,14 +43,9 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"spamflow hss similar: {args.config} does not enable the hss detector; add `hss: {{}}` "
               "under detectors:", file=sys.stderr)
         return 2
-    model = config.model
-    settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
-                           workers=model.workers, strict=model.strict)
-    outcome = run_pipeline(config, plugins, settings, targets={"hss"})
-    if not outcome.ok:
-        print(f"spamflow hss similar: the hss stage failed; see {outcome.manifest}", file=sys.stderr)
+    _settings, manifest = run_for_command("hss similar", config, plugins, {"hss"})
+    if manifest is None:
         return 1
-    manifest = read_manifest(config.workdir)
     stage = manifest["stages"]["hss"]
     m = int(stage["params"]["m"])
     table = fingerprints_dataset(Path(stage["outputs"]["fingerprints"]), m).to_table()
@@ -76,10 +70,10 @@ def run_command(args: argparse.Namespace) -> int:
         "counts": {"pages": ranked.num_rows}, "seconds": round(time.time() - started, 3), "complete": True,
         "ran_now": True, "signature": stage["signature"], "directory": str(outdir),
         "requires": {"hss": stage["signature"]}}
-    write_manifest(config.workdir, manifest)
+    manifest_path = write_manifest(config.workdir, manifest)
     print(f"{'rank':>6} {'sim_b':>6}  url")
     for r in ranked.slice(0, args.top).to_pylist():
         print(f"{r['rank']:>6} {r['sim_b']:>6.3f}  {r['url']} ({r['snapshot']})")
     print(f"ranking.parquet, figure4.png: {outdir}")
-    print(json.dumps({"run.json": str(outcome.manifest)}))
+    print(json.dumps({"run.json": str(manifest_path)}))
     return 0

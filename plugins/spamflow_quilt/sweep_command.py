@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -37,22 +36,16 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
-    from spamflow.detector import RunSettings
-    from spamflow.manifest import read_manifest, write_manifest
+    from spamflow.manifest import write_manifest
     from spamflow.plan import signature
     from spamflow.plugins import get_plugins
-    from spamflow_workflows import run_pipeline
+    from spamflow_workflows import run_for_command
 
     plugins = get_plugins()
     config = load_config(args.config, plugins, workdir=args.workdir)
-    model = config.model
-    settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
-                           workers=model.workers, strict=model.strict)
-    outcome = run_pipeline(config, plugins, settings, targets={"parse"})
-    if not outcome.ok:
-        print(f"spamflow quilt-sweep: the page table could not be made; see {outcome.manifest}", file=sys.stderr)
+    settings, manifest = run_for_command("quilt-sweep", config, plugins, {"parse"})
+    if manifest is None:
         return 1
-    manifest = read_manifest(config.workdir)
     parse = manifest["stages"]["parse"]
     configured = config.detectors.get("quilt")
     k, m, c, theta = args.pivot.split(",")
@@ -75,11 +68,11 @@ def run_command(args: argparse.Namespace) -> int:
         "params": params, "counts": {"points": len(points)}, "seconds": round(time.time() - started, 3),
         "complete": True, "ran_now": True, "signature": sig, "directory": str(outdir),
         "requires": {"parse": parse["signature"]}}
-    write_manifest(config.workdir, manifest)
+    manifest_path = write_manifest(config.workdir, manifest)
     print(f"{'varied':<7} {'k':>3} {'m':>5} {'c':>3} {'theta':>6} {'quilted':>8} {'%':>8} {'sources':>8}")
     for r in rows:
         print(f"{r['varied']:<7} {r['k']:>3} {r['m']:>5} {r['c']:>3} {r['theta']:>6} {r['quilted']:>8} "
               f"{r['quilted_percent']:>8} {r['mean_sources']:>8}")
     print(f"table1.csv, figure3.png: {outdir}")
-    print(json.dumps({"run.json": str(outcome.manifest)}))
+    print(json.dumps({"run.json": str(manifest_path)}))
     return 0

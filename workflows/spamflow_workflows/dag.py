@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,3 +66,22 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
                               errors=dict(FAILURES))
     path = write_manifest(config.workdir, manifest)
     return RunOutcome(ok, result.status.name, path, result.summary_text, dict(FAILURES))
+
+
+def run_for_command(command: str, config: Config, plugins: SpamflowPlugins,
+                    targets: set[str]) -> tuple[RunSettings, dict | None]:
+    """What a subcommand (``spamflow quilt-sweep``, ``spamflow hss similar``) needs before its
+    own work: ``targets`` and the stages they read, run with the config's settings.
+
+    Returns the settings and the contents of run.json, or None for the latter after saying
+    on stderr which stage failed and where run.json is."""
+    model = config.model
+    settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
+                           workers=model.workers, strict=model.strict)
+    outcome = run_pipeline(config, plugins, settings, targets=targets)
+    if not outcome.ok:
+        failed = ", ".join(sorted(outcome.errors)) or ", ".join(sorted(targets))
+        print(f"spamflow {command}: stage {failed} failed; see {outcome.manifest}", file=sys.stderr)
+        return settings, None
+    return settings, json.loads(outcome.manifest.read_text())
+
