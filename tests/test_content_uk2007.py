@@ -42,7 +42,7 @@ def _check(block: np.ndarray) -> None:
     real = n >= 3
     assert np.all(lh[real] <= h[real] + 1e-6)
     equal = real & (np.abs(h - lh) < 1e-6)
-    assert equal.sum() > 100
+    assert equal.sum() >= 10 and (real & ~equal).sum() >= 10  # both kinds of page are there
     assert np.allclose(h[equal], np.log(n[equal] - 2), atol=1e-5)
     for name in ("corpus", "query"):
         for k in (100, 200, 500, 1000):
@@ -62,7 +62,7 @@ def test_released_home_page_and_max_pagerank_blocks_fit_our_definitions():
 def test_our_measures_fit_the_same_identities():
     rng = np.random.default_rng(3)
     vocab = [f"w{i}" for i in range(300)]
-    rows = [page_row(f"http://h{i}.example/", [vocab[j] for j in rng.integers(0, 40 + 5 * i, size=3 + 5 * i)])
+    rows = [page_row(f"http://h{i}.example/", [vocab[j] for j in rng.integers(0, 4 if i % 2 else 40 + 5 * i, size=3 + 5 * i)])
             for i in range(50)]
     ranked = vocab[::-1] + [f"x{i}" for i in range(800)]
     got = page_measures(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA), PopularTerms(ranked, vocab + ranked))
