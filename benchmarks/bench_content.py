@@ -18,7 +18,9 @@
    (Counter, sets, the same zlib call) on the first 2,000 pages; ratio of pages/s.
 
 Prints pages/s and hosts/s per phase, peak RSS, and the verdict against the targets:
-dense features ≥ 500 pages/s per core, BM25 for 10,000 hosts < 2 minutes.
+dense features ≥ 500 pages/s per core, BM25 for 10,000 hosts < 2 minutes.  "Per core" figures
+use the process's CPU time (each phase is pinned to one CPU), so they do not depend on how
+busy a shared machine is; wall times are printed beside them.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ def phase_bm25(folder: Path) -> dict:
     from spamflow_content import bm25
 
     dataset = ds.dataset(folder, format="parquet")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     index = bm25.TermIndex()
     hosts: dict[str, int] = {}
     pieces = []
@@ -167,7 +169,7 @@ def phase_bm25(folder: Path) -> dict:
     dl = np.asarray(tf.sum(axis=1)).ravel()
     weights = bm25.bm25_matrix(tf[:, ids], dl, bm25.rsj_idf(df, len(hosts)), float(dl.mean()), 1.2, 0.75)
     return {"pages": pages, "hosts": len(hosts), "wall": time.perf_counter() - start, "nnz": int(weights.nnz),
-            "vocabulary": len(vocab)}
+            "vocabulary": len(vocab), "cpu": time.process_time() - cpu}
 
 
 def phase_stage(folder: Path) -> dict:
@@ -175,9 +177,10 @@ def phase_stage(folder: Path) -> dict:
     from spamflow_content.params import ContentParams
 
     out = Path(tempfile.mkdtemp(prefix="bench-content-out-"))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = featurise(ds.dataset(folder, format="parquet"), out, ContentParams(), None, Counter())
-    return {"pages": result.counts["pages"], "hosts": result.counts["hosts"], "wall": time.perf_counter() - start}
+    return {"pages": result.counts["pages"], "hosts": result.counts["hosts"], "wall": time.perf_counter() - start,
+            "cpu": time.process_time() - cpu}
 
 
 def run_phase(name: str, folder: Path, cpu: int) -> dict:
@@ -214,16 +217,16 @@ def main() -> None:
               f"plain-Python baseline {m['baseline_pages_per_s']:.0f} pages/s, "
               f"ratio {m['pages'] / m['wall'] / m['baseline_pages_per_s']:.1f}x")
         b = run_phase("bm25", Path(tmp) / "pages", cpu)
-        print(f"bm25: {b['hosts']} hosts in {b['wall']:.1f} s ({b['hosts'] / b['wall']:.0f} hosts/s, "
-              f"{b['pages'] / b['wall']:.0f} pages/s), vocabulary {b['vocabulary']}, nnz {b['nnz']}, "
-              f"peak RSS {b['peak_rss_mb']:.0f} MB")
+        print(f"bm25: {b['hosts']} hosts in {b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU "
+              f"({b['hosts'] / b['cpu']:.0f} hosts/s, {b['pages'] / b['cpu']:.0f} pages/s per core), "
+              f"vocabulary {b['vocabulary']}, nnz {b['nnz']}, peak RSS {b['peak_rss_mb']:.0f} MB")
         s = run_phase("stage", Path(tmp) / "pages", cpu)
-        print(f"whole stage: {s['wall']:.1f} s, {s['pages'] / s['wall']:.0f} pages/s, "
-              f"{s['hosts'] / s['wall']:.0f} hosts/s, peak RSS {s['peak_rss_mb']:.0f} MB")
-        bm25_10k = b["wall"] * 10_000 / b["hosts"]
+        print(f"whole stage: {s['wall']:.1f} s wall, {s['cpu']:.1f} s CPU, {s['pages'] / s['cpu']:.0f} pages/s "
+              f"and {s['hosts'] / s['cpu']:.0f} hosts/s per core, peak RSS {s['peak_rss_mb']:.0f} MB")
+        bm25_10k = b["cpu"] * 10_000 / b["hosts"]
         print(f"verdict: dense features {rate:.0f} pages/s per core "
               f"({'meets' if rate >= 500 else 'MISSES'} ≥ 500); BM25 for 10,000 hosts "
-              f"{'measured' if b['hosts'] == 10_000 else 'extrapolated linearly'} {bm25_10k:.0f} s "
+              f"{'measured' if b['hosts'] == 10_000 else 'extrapolated linearly'} {bm25_10k:.0f} s of one core "
               f"({'meets' if bm25_10k < 120 else 'MISSES'} < 120 s)")
 
 

@@ -191,7 +191,8 @@ def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | Non
              progress: bool):
     bar = tqdm(total=total, unit="page", desc=desc, disable=not progress, leave=False)
     try:
-        for batch in pages.to_batches(columns=columns, filter=filter_, batch_size=BATCH_ROWS):
+        for batch in pages.to_batches(columns=columns, filter=filter_, batch_size=BATCH_ROWS, batch_readahead=2,
+                                      fragment_readahead=1):
             if batch.num_rows:
                 yield batch
                 bar.update(batch.num_rows)
