@@ -82,3 +82,17 @@ def test_max_pages_caps_the_sample(tmp_path):
     assert "http://a.example/" in pages["url"].to_pylist()
     expected_others = sorted((r["doc_id"], r["url"]) for r in rows[1:])[:3]
     assert sorted(set(pages["url"].to_pylist()) - {"http://a.example/"}) == sorted(u for _, u in expected_others)
+
+
+def test_pages_without_a_host_are_counted_and_an_empty_table_gives_empty_outputs(tmp_path):
+    rows = [page_row("http://a.example/", ["one", "two", "three"]), page_row("http://x/", ["lost"])]
+    rows[1]["host"] = ""
+    dataset = ds.dataset(write_pages(rows, tmp_path / "pages"), format="parquet")
+    result = featurise(dataset, tmp_path, ContentParams(), None, Counter())
+    assert result.counts["skipped_no_host"] == 1 and result.counts["sampled_pages"] == 1
+    assert pq.read_table(tmp_path / result.outputs["hosts"])["host"].to_pylist() == ["a.example"]
+    (tmp_path / "empty").mkdir()
+    empty = ds.dataset(write_pages([], tmp_path / "none"), format="parquet")
+    result = featurise(empty, tmp_path / "empty", ContentParams(), None, Counter())
+    assert result.counts["pages"] == 0 and result.counts["hosts"] == 0
+    assert pq.read_table(tmp_path / "empty" / result.outputs["hosts"]).num_rows == 0

@@ -76,7 +76,7 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
         pieces.append(bm25.count_terms(_lists(table["words"]), doc, terms))
         measured.append(pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
                                   "url": table["url"], **{m: values[m] for m in MEASURES}}))
-    page_table = _concat(measured).join(flags, "doc_id", join_type="left outer")
+    page_table = _concat(measured, _MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
     page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
     pq.write_table(page_table, outdir / "pages.parquet")
     page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
@@ -200,5 +200,10 @@ def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | Non
         bar.close()
 
 
-def _concat(tables: list[pa.Table]) -> pa.Table:
-    return pa.concat_tables(tables) if tables else pa.table({})
+_MEASURED_SCHEMA = pa.schema([("snapshot", pa.string()), ("host", pa.string()), ("doc_id", pa.int64()),
+                              ("url", pa.string()), *((m, pa.float64()) for m in MEASURES)])
+
+
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """The tables as one; an empty table of ``schema`` when there are none (no pages)."""
+    return pa.concat_tables(tables) if tables else schema.empty_table()
