@@ -9,13 +9,18 @@ from collections import Counter
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 from spamflow.pages import PAGE_SCHEMA
+from spamflow_content.corpus import WordCounter
+from spamflow_content.detector import featurise
 from spamflow_content.measures import MEASURES, TOP_K, PopularTerms, page_measures
+from spamflow_content.params import ContentParams
 from spamflow_content.text import STOP_WORDS, load_query_terms
 
-from content_pages import page_row
+from content_pages import page_row, write_pages
 
 FILLER = [f"filler{i}" for i in range(1200)]
 
@@ -136,3 +141,26 @@ def test_query_terms_file(tmp_path):
         load_query_terms(str(empty))
     with pytest.raises(ValueError, match="cannot read .*missing.txt"):
         load_query_terms(str(tmp_path / "missing.txt"))
+
+
+def test_corpus_words_are_ranked_by_occurrences_without_stop_words(tmp_path):
+    """The stage's corpus list (WordCounter over batches) against a Counter over all pages,
+    and the stage's corpus precision/recall against the definition with that list."""
+    rng = np.random.default_rng(11)
+    vocab = [f"t{i}" for i in range(2500)] + ["the", "of", "and"]
+    pages = [[vocab[int(j) % len(vocab)] for j in rng.zipf(1.2, size=int(rng.integers(5, 400)))] for _ in range(60)]
+    counts = Counter(w for p in pages for w in p if w not in STOP_WORDS)
+    expected = sorted(counts, key=lambda w: (-counts[w], w))[:1000]
+    counter = WordCounter()
+    for start in range(0, 60, 7):  # several batches, as the stage sees them
+        counter.add(pa.array([w for p in pages[start:start + 7] for w in p], pa.string()))
+    assert counter.top(1000) == expected
+    rows = [page_row(f"http://h{i}.example/", p) for i, p in enumerate(pages)]
+    result = featurise(ds.dataset(write_pages(rows, tmp_path / "p"), format="parquet"), tmp_path, ContentParams(),
+                       None, Counter())
+    got = {r["url"]: r for r in pq.read_table(tmp_path / result.outputs["pages"]).to_pylist()}
+    for row, words in zip(rows, pages):
+        ref = _reference(words, expected)
+        for k in TOP_K:
+            assert got[row["url"]][f"corpus_precision_{k}"] == pytest.approx(ref[f"precision_{k}"])
+            assert got[row["url"]][f"corpus_recall_{k}"] == pytest.approx(ref[f"recall_{k}"])
