@@ -2,14 +2,16 @@
 ``content`` stage on a synthetic corpus of H hosts × P pages (the issue's target: 10,000 × 50).
 
     python benchmarks/bench_content.py                       # 10,000 hosts × 50 pages
-    python benchmarks/bench_content.py --hosts 1000          # 50,000 pages, ~2 min
+    python benchmarks/bench_content.py --hosts 1000          # 50,000 pages
+    python benchmarks/bench_content.py --phases measures,bm25   # skip the whole-stage run
     python benchmarks/bench_content.py --help
 
 1. **Corpus.** Pages of ~250 words (normal, sd 60) drawn per host from a Zipf vocabulary of
    50,000 made-up words, a host's pages sharing a topic (1,000 words it favours); 5 % of
    hosts are keyword-stuffed (pages drawn from 30 words).  10 links per page to pages of the
    same host with 2-word anchors; html_bytes = 6 × visible bytes.  Written as the parse
-   stage writes the page table (Parquet parts of 2,000 pages), streamed, in a temporary dir.
+   stage writes the page table (Parquet parts of ~2,000 pages, built column-wise), in a
+   temporary directory.
 2. **Phases**, each in a fresh process pinned to one CPU (peak RSS is that process's):
    ``measures`` (page_measures over all pages, given popular-word lists), ``bm25`` (term
    counting, stemming, vocabulary, weights of one snapshot), ``stage`` (the whole stage:
@@ -49,48 +51,65 @@ PART_PAGES = 2_000
 
 
 def make_corpus(folder: Path, hosts: int, pages: int, seed: int = 0) -> int:
+    """Write the corpus in parts of about PART_PAGES pages, built column-wise with numpy/Arrow."""
     from spamflow.pages import PAGE_SCHEMA
 
     rng = np.random.default_rng(seed)
-    vocab = np.array([f"w{i}x{(i * 7919) % 1000}" for i in range(VOCAB)], dtype=object)
-    ranks = np.arange(1, VOCAB + 1)
-    zipf = 1.0 / (ranks + 2.7) ** 1.1
-    zipf /= zipf.sum()
+    vocab = pa.array([f"w{i}x{(i * 7919) % 1000}" for i in range(VOCAB)], pa.string())
+    zipf = 1.0 / (np.arange(1, VOCAB + 1) + 2.7) ** 1.1
+    cdf = np.cumsum(zipf / zipf.sum())
     folder.mkdir(parents=True, exist_ok=True)
-    rows: list[dict] = []
-    part = 0
+    hosts_per_part = max(1, PART_PAGES // pages)
     total = 0
-    for h in range(hosts):
-        host = f"h{h}.example"
-        stuffed = rng.random() < 0.05
-        topic = rng.choice(VOCAB, size=1000, replace=False)
-        pool = rng.choice(VOCAB, size=30, replace=False) if stuffed else None
-        for p in range(pages):
-            n = max(int(rng.normal(250, 60)), 5)
-            if stuffed:
-                ids = rng.choice(pool, size=n)
-            else:
-                general = rng.choice(VOCAB, size=n, p=zipf)
-                ids = np.where(rng.random(n) < 0.3, rng.choice(topic, size=n), general)
-            words = vocab[ids].tolist()
-            url = f"http://{host}/" if p == 0 else f"http://{host}/p{p}.html"
-            targets = rng.integers(0, pages, size=10)
-            links = [{"url": f"http://{host}/" if t == 0 else f"http://{host}/p{t}.html",
-                      "anchor": f"{words[int(t) % n]} {words[(int(t) + 1) % n]}", "nofollow": False} for t in targets]
-            visible = sum(len(w) for w in words) + n - 1
-            rows.append({"doc_id": (h * pages + p) * 2654435761 % (2**62), "record_id": f"<urn:b:{h}:{p}>", "url": url,
-                         "host": host, "domain": host, "ip": None, "snapshot": "2026-01", "fetch_time": None,
-                         "status": 200, "content_type": "text/html", "charset": "utf-8",
-                         "title": " ".join(words[:6]), "words": words, "links": links, "noise": "",
-                         "html_bytes": 6 * visible, "truncated": False, "warc_file": "bench", "warc_offset": 0})
-            if len(rows) == PART_PAGES:
-                pq.write_table(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA), folder / f"part-{part:05d}.parquet")
-                part += 1
-                total += len(rows)
-                rows = []
-    if rows:
-        pq.write_table(pa.Table.from_pylist(rows, schema=PAGE_SCHEMA), folder / f"part-{part:05d}.parquet")
-        total += len(rows)
+    for part, first in enumerate(range(0, hosts, hosts_per_part)):
+        n_hosts = min(hosts_per_part, hosts - first)
+        n_pages = n_hosts * pages
+        host_of_page = np.repeat(np.arange(n_hosts), pages)
+        lengths = np.maximum(rng.normal(250, 60, size=n_pages).astype(np.int64), 5)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        page_of_token = np.repeat(np.arange(n_pages), lengths)
+        host_of_token = host_of_page[page_of_token]
+        ids = np.minimum(np.searchsorted(cdf, rng.random(len(page_of_token))), VOCAB - 1)
+        topics = rng.integers(0, VOCAB, size=(n_hosts, 1000))
+        on_topic = rng.random(len(ids)) < 0.3
+        ids = np.where(on_topic, topics[host_of_token, rng.integers(0, 1000, size=len(ids))], ids)
+        stuffed = rng.random(n_hosts) < 0.05
+        pools = rng.integers(0, VOCAB, size=(n_hosts, 30))
+        ids = np.where(stuffed[host_of_token], pools[host_of_token, rng.integers(0, 30, size=len(ids))], ids)
+        values = vocab.take(pa.array(ids))
+        words = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+        names = [f"h{first + h}.example" for h in range(n_hosts)]
+        page_no = np.tile(np.arange(pages), n_hosts)
+        urls = [f"http://{names[h]}/" if p == 0 else f"http://{names[h]}/p{p}.html"
+                for h, p in zip(host_of_page.tolist(), page_no.tolist())]
+        targets = rng.integers(0, pages, size=(n_pages, 10))
+        link_urls = [f"http://{names[h]}/" if t == 0 else f"http://{names[h]}/p{t}.html"
+                     for h, row in zip(host_of_page.tolist(), targets.tolist()) for t in row]
+        pick = (offsets[:-1, None] + targets % lengths[:, None]).ravel()
+        pick2 = (offsets[:-1, None] + (targets + 1) % lengths[:, None]).ravel()
+        anchors = pa.compute.binary_join_element_wise(values.take(pa.array(pick)), values.take(pa.array(pick2)), " ")
+        links = pa.ListArray.from_arrays(
+            pa.array(np.arange(0, 10 * n_pages + 1, 10), pa.int32()),
+            pa.StructArray.from_arrays([pa.array(link_urls, pa.string()), anchors,
+                                        pa.array(np.zeros(10 * n_pages, dtype=bool))],
+                                       fields=list(PAGE_SCHEMA.field("links").type.value_type)))
+        visible = np.bincount(page_of_token, weights=np.asarray(pa.compute.binary_length(values)),
+                              minlength=n_pages) + lengths - 1
+        doc_ids = ((first * pages + np.arange(n_pages)) * 2654435761) % (2**62)
+        columns = {
+            "doc_id": pa.array(doc_ids, pa.int64()),
+            "record_id": pa.array([f"<urn:b:{d}>" for d in doc_ids.tolist()], pa.string()),
+            "url": pa.array(urls, pa.string()),
+            "host": pa.array([names[h] for h in host_of_page.tolist()], pa.string()),
+            "snapshot": pa.array(["2026-01"] * n_pages, pa.string()),
+            "title": pa.compute.binary_join(pa.compute.list_slice(words, 0, 6), " "),
+            "words": words, "links": links,
+            "html_bytes": pa.array((6 * visible).astype(np.int64), pa.int64()),
+        }
+        columns["domain"] = columns["host"]
+        arrays = [columns[f.name] if f.name in columns else pa.nulls(n_pages, f.type) for f in PAGE_SCHEMA]
+        pq.write_table(pa.Table.from_arrays(arrays, schema=PAGE_SCHEMA), folder / f"part-{part:05d}.parquet")
+        total += n_pages
     return total
 
 
@@ -196,6 +215,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, default=10_000)
     parser.add_argument("--pages", type=int, default=50, help="pages per host")
+    parser.add_argument("--phases", default="measures,bm25,stage",
+                        help="comma-separated phases to run (default: measures,bm25,stage)")
     parser.add_argument("--phase", choices=["measures", "bm25", "stage"], help=argparse.SUPPRESS)
     parser.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -210,25 +231,29 @@ def main() -> None:
         start = time.perf_counter()
         n = make_corpus(Path(tmp) / "pages", args.hosts, args.pages)
         print(f"corpus: {args.hosts} hosts × {args.pages} pages = {n} pages in {time.perf_counter() - start:.0f} s")
-        m = run_phase("measures", Path(tmp) / "pages", cpu)
-        rate = m["pages"] / m["cpu"]
-        print(f"measures: {m['pages'] / m['wall']:.0f} pages/s wall, {rate:.0f} pages/s per core (CPU time), "
-              f"{m['pages'] / args.pages / m['cpu']:.0f} hosts/s per core, peak RSS {m['peak_rss_mb']:.0f} MB; "
-              f"plain-Python baseline {m['baseline_pages_per_s']:.0f} pages/s, "
-              f"ratio {m['pages'] / m['wall'] / m['baseline_pages_per_s']:.1f}x")
-        b = run_phase("bm25", Path(tmp) / "pages", cpu)
-        print(f"bm25: {b['hosts']} hosts in {b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU "
-              f"({b['hosts'] / b['cpu']:.0f} hosts/s, {b['pages'] / b['cpu']:.0f} pages/s per core), "
-              f"vocabulary {b['vocabulary']}, nnz {b['nnz']}, peak RSS {b['peak_rss_mb']:.0f} MB")
-        s = run_phase("stage", Path(tmp) / "pages", cpu)
-        print(f"whole stage: {s['wall']:.1f} s wall, {s['cpu']:.1f} s CPU, {s['pages'] / s['cpu']:.0f} pages/s "
-              f"and {s['hosts'] / s['cpu']:.0f} hosts/s per core, peak RSS {s['peak_rss_mb']:.0f} MB")
-        bm25_10k = b["cpu"] * 10_000 / b["hosts"]
-        print(f"verdict: dense features {rate:.0f} pages/s per core "
-              f"({'meets' if rate >= 500 else 'MISSES'} ≥ 500); BM25 for 10,000 hosts "
-              f"{'measured' if b['hosts'] == 10_000 else 'extrapolated linearly'} {bm25_10k:.0f} s of one core "
-              f"({'meets' if bm25_10k < 120 else 'MISSES'} < 120 s)")
-
+        phases = set(args.phases.split(","))
+        verdict = []
+        if "measures" in phases:
+            m = run_phase("measures", Path(tmp) / "pages", cpu)
+            rate = m["pages"] / m["cpu"]
+            print(f"measures: {m['pages'] / m['wall']:.0f} pages/s wall, {rate:.0f} pages/s per core (CPU time), "
+                  f"{m['pages'] / args.pages / m['cpu']:.0f} hosts/s per core, peak RSS {m['peak_rss_mb']:.0f} MB; "
+                  f"plain-Python baseline {m['baseline_pages_per_s']:.0f} pages/s, "
+                  f"ratio {m['pages'] / m['wall'] / m['baseline_pages_per_s']:.1f}x")
+            verdict.append(f"dense features {rate:.0f} pages/s per core ({'meets' if rate >= 500 else 'MISSES'} ≥ 500)")
+        if "bm25" in phases:
+            b = run_phase("bm25", Path(tmp) / "pages", cpu)
+            print(f"bm25: {b['hosts']} hosts in {b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU "
+                  f"({b['hosts'] / b['cpu']:.0f} hosts/s, {b['pages'] / b['cpu']:.0f} pages/s per core), "
+                  f"vocabulary {b['vocabulary']}, nnz {b['nnz']}, peak RSS {b['peak_rss_mb']:.0f} MB")
+            bm25_10k = b["cpu"] * 10_000 / b["hosts"]
+            verdict.append(f"BM25 for 10,000 hosts {'measured' if b['hosts'] == 10_000 else 'extrapolated linearly'}"
+                           f" {bm25_10k:.0f} s of one core ({'meets' if bm25_10k < 120 else 'MISSES'} < 120 s)")
+        if "stage" in phases:
+            s = run_phase("stage", Path(tmp) / "pages", cpu)
+            print(f"whole stage: {s['wall']:.1f} s wall, {s['cpu']:.1f} s CPU, {s['pages'] / s['cpu']:.0f} pages/s "
+                  f"and {s['hosts'] / s['cpu']:.0f} hosts/s per core, peak RSS {s['peak_rss_mb']:.0f} MB")
+        print("verdict: " + "; ".join(verdict))
 
 if __name__ == "__main__":
     main()
