@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pyarrow.dataset as ds
+import pydantic
 import pytest
 import scipy.sparse as sp
 
@@ -158,3 +159,12 @@ def test_temporal_features_three_snapshots():
         np.array([[math.exp(2) * 1 + math.exp(1) * 2 + 4, math.exp(2) * 4]]))
     assert temporal.available(3) == ["ave", "ave_diff", "dev", "dev_diff", "decay"]
     assert temporal.available(1) == ["ave", "decay"]
+
+
+def test_parameters_are_checked():
+    with pytest.raises(pydantic.ValidationError, match=r"min_df \(0.6\) is above max_df \(0.5\)"):
+        ContentParams(min_df=0.6)
+    with pytest.raises(pydantic.ValidationError, match="decay_weight"):
+        ContentParams(decay_weight="linear")
+    with pytest.raises(pydantic.ValidationError, match="extra"):
+        ContentParams(vocab_size=5)
