@@ -18,7 +18,7 @@ from spamflow.plugins import BUILTIN_PLUGINS, build_plugins, plugin_name
 
 from warc_factory import Resp, html, write_warc
 
-BUILTIN_DETECTORS = ["hss", "links", "obvious", "quilt"]
+BUILTIN_DETECTORS = ["content", "hss", "links", "obvious", "quilt"]
 FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 
@@ -49,6 +49,7 @@ def test_builtins_are_listed(plugins):
     assert plugins.detectors["obvious"].plugin == "spamflow_obvious"
     assert plugins.detectors["quilt"].plugin == "spamflow_quilt"
     assert plugins.detectors["links"].plugin == "spamflow_links"
+    assert plugins.detectors["content"].plugin == "spamflow_content"
 
 
 def test_external_plugin_is_listed_with_version_origin_and_schema(installed_plugin):

@@ -1,0 +1,81 @@
+"""Corpus statistics: what the content features need from the whole corpus, saved with a run
+so that new hosts can be featurised against them without recomputing the corpus
+(Erdélyi et al., section 6.2: document frequencies and the popular-word lists are the only
+global content information, and a small update barely moves them)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from spamflow_content.text import STOP_WORDS
+
+FORMAT = "spamflow-content-corpus-stats/1"
+
+
+@dataclass
+class CorpusStats:
+    """Popular-word lists, the BM25 vocabulary and its per-snapshot IDF and mean lengths."""
+
+    corpus_words: list[str]
+    """The most frequent non-stop words of the sampled pages, most frequent first (1,000)."""
+    query_terms: list[str]
+    vocabulary: list[str]
+    """BM25 terms (Porter stems), in column order of the BM25 matrices."""
+    idf: dict[str, list[float]]
+    """Per snapshot, the IDF of each vocabulary term."""
+    avdl: dict[str, float]
+    """Per snapshot, the mean virtual-document length."""
+    n_hosts: int
+    k1: float
+    b: float
+
+    def latest(self) -> str:
+        return max(self.idf)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps({"format": FORMAT, **asdict(self)}, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> CorpusStats:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"detectors.content.corpus_stats: cannot read {path}: {exc}") from exc
+        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+            raise ValueError(f"detectors.content.corpus_stats: {path} is not a {FORMAT} file "
+                             "(use the corpus_stats output of an earlier content stage)")
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ValueError(f"detectors.content.corpus_stats: {path}: {exc}") from exc
+
+
+class WordCounter:
+    """Occurrences of every word over the batches it is given, to rank the corpus words."""
+
+    def __init__(self) -> None:
+        self._parts: list[pa.Table] = []
+
+    def add(self, flat_words: pa.Array) -> None:
+        counts = pc.value_counts(flat_words)
+        self._parts.append(pa.table({"word": counts.field("values"), "n": counts.field("counts")}))
+        if len(self._parts) >= 64:  # keep the number of parts (and memory) bounded
+            self._parts = [self._merged()]
+
+    def _merged(self) -> pa.Table:
+        if not self._parts:
+            return pa.table({"word": pa.array([], pa.string()), "n": pa.array([], pa.int64())})
+        total = pa.concat_tables(self._parts).group_by("word").aggregate([("n", "sum")])
+        return pa.table({"word": total["word"], "n": total["n_sum"]})
+
+    def top(self, k: int) -> list[str]:
+        """The ``k`` most frequent non-stop words, ties broken by the word."""
+        table = self._merged()
+        table = table.filter(pc.invert(pc.is_in(table["word"], value_set=pa.array(sorted(STOP_WORDS)))))
+        table = table.sort_by([("n", "descending"), ("word", "ascending")])
+        return table["word"].slice(0, k).to_pylist()

@@ -1,0 +1,209 @@
+"""The ``content`` stage: sample pages per host, compute the 24 per-page measures, aggregate
+them to the 96 host features, build BM25 host vectors per snapshot and their temporal
+features, and save the corpus statistics for incremental scoring."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import scipy.sparse as sp
+from tqdm import tqdm
+
+from spamflow.detector import Detector, StageContext, StageResult
+from spamflow_content import bm25, temporal
+from spamflow_content.corpus import CorpusStats, WordCounter
+from spamflow_content.host_features import host_features
+from spamflow_content.measures import MEASURES, PAGE_COLUMNS, TOP_K, PopularTerms, page_measures
+from spamflow_content.params import ContentParams
+from spamflow_content.sampling import choose_sample, home_rank, in_degrees, normal_url
+from spamflow_content.text import load_query_terms
+
+BATCH_ROWS = 2048
+
+
+class ContentDetector(Detector):
+    name = "content"
+    version = "1"
+    description = ("Content features per host (Web Spam Challenge 96-feature layout), BM25 host vectors and "
+                   "their temporal change (Erdélyi et al.).")
+    Params = ContentParams
+    requires = ("parse",)
+
+    def run(self, ctx: StageContext) -> StageResult:
+        params = ctx.params
+        assert isinstance(params, ContentParams)
+        pages = ds.dataset(ctx.inputs["parse"]["pages"], format="parquet")
+        stats = CorpusStats.load(params.corpus_stats) if params.corpus_stats else None
+        counts: Counter[str] = Counter()
+        return featurise(pages, ctx.outdir, params, stats, counts, progress=ctx.settings.progress)
+
+
+def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: CorpusStats | None,
+              counts: Counter[str], progress: bool = False) -> StageResult:
+    """Everything the stage writes, from a page dataset; ``stats`` given means incremental."""
+    index = _page_index(pages, params.max_pages, counts, progress)
+    sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
+    hosts = sorted(set(index["host"].to_pylist()))
+    snapshots = sorted(set(index["snapshot"].to_pylist()))
+    doc_keys = pa.array([f"{s}\t{h}" for s in snapshots for h in hosts], pa.string())
+    sample_filter = pc.field("doc_id").isin(sampled_ids)
+    n_sampled = len(sampled_ids)
+
+    if stats is None:
+        words = WordCounter()
+        for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words", progress):
+            words.add(pc.list_flatten(batch.column("words")))
+        popular = PopularTerms(corpus=words.top(max(TOP_K)), query=load_query_terms(params.query_terms))
+    else:
+        popular = PopularTerms(corpus=stats.corpus_words, query=stats.query_terms)
+
+    terms = bm25.TermIndex()
+    pieces: list[tuple[np.ndarray, ...]] = []
+    measured: list[pa.Table] = []
+    flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
+    columns = ["doc_id", "snapshot", "host", "url", *PAGE_COLUMNS]
+    for batch in _batches(pages, columns, sample_filter, n_sampled, "content: measures", progress):
+        table = pa.Table.from_batches([batch])
+        values = page_measures(table, popular)
+        doc = np.asarray(pc.index_in(pc.binary_join_element_wise(table["snapshot"], table["host"], "\t"),
+                                     value_set=doc_keys), dtype=np.int64)
+        pieces.append(bm25.count_terms(_lists(table["words"]), doc, terms))
+        measured.append(pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
+                                  "url": table["url"], **{m: values[m] for m in MEASURES}}))
+    page_table = _concat(measured, _MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
+    page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
+    pq.write_table(page_table, outdir / "pages.parquet")
+    page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
+        ["snapshot", "host", "pages"])
+    host_table = host_features(page_table, page_counts)
+    pq.write_table(host_table, outdir / "hosts.parquet")
+
+    tf = bm25.doc_term_matrix(pieces, len(doc_keys), len(terms.terms))
+    outputs = {"hosts": "hosts.parquet", "pages": "pages.parquet"}
+    new_stats = _write_bm25(tf, terms, hosts, snapshots, params, stats, popular, outdir, outputs, counts)
+    new_stats.save(outdir / "corpus_stats.json")
+    outputs["corpus_stats"] = "corpus_stats.json"
+    counts.update(hosts=len(hosts), snapshots=len(snapshots), sampled_pages=n_sampled,
+                  host_rows=host_table.num_rows, vocabulary=len(new_stats.vocabulary))
+    return StageResult(outputs=outputs, counts=dict(counts))
+
+
+def _write_bm25(tf: sp.csr_matrix, terms: bm25.TermIndex, hosts: list[str], snapshots: list[str],
+                params: ContentParams, stats: CorpusStats | None, popular: PopularTerms, outdir: Path,
+                outputs: dict[str, str], counts: Counter[str]) -> CorpusStats:
+    """BM25 matrices per snapshot and the temporal features; returns the corpus statistics."""
+    n_hosts = len(hosts)
+    dl = np.asarray(tf.sum(axis=1)).ravel()
+    present = np.zeros(tf.shape[0], dtype=bool)
+    present[np.unique(tf.nonzero()[0])] = True
+    if stats is None:
+        vocabulary = bm25.choose_vocabulary(tf[present], terms.terms, params.vocabulary_size, params.min_df,
+                                            params.max_df)
+    else:
+        vocabulary = stats.vocabulary
+    known = [terms.id_of(t) for t in vocabulary]
+    columns = np.array([-1 if i is None else i for i in known], dtype=np.int64)
+    select = sp.csr_matrix((np.ones(int((columns >= 0).sum())),
+                            (columns[columns >= 0], np.flatnonzero(columns >= 0))),
+                           shape=(tf.shape[1], len(vocabulary)))
+    tf_vocab = sp.csr_matrix(tf @ select)
+    folder = outdir / "bm25"
+    folder.mkdir(exist_ok=True)
+    (folder / "hosts.txt").write_text("".join(h + "\n" for h in hosts), encoding="utf-8")
+    (folder / "vocabulary.txt").write_text("".join(t + "\n" for t in vocabulary), encoding="utf-8")
+    outputs.update(bm25_hosts="bm25/hosts.txt", bm25_vocabulary="bm25/vocabulary.txt")
+    idf_of: dict[str, list[float]] = {}
+    avdl_of: dict[str, float] = {}
+    vectors = []
+    for t, snapshot in enumerate(snapshots):
+        rows = slice(t * n_hosts, (t + 1) * n_hosts)
+        block, lengths, here = tf_vocab[rows], dl[rows], present[rows]
+        if stats is None:
+            df = np.diff(sp.csc_matrix(block).indptr)
+            idf = bm25.rsj_idf(df, n_hosts)
+            avdl = float(lengths[here].mean()) if here.any() else 0.0
+        else:
+            idf, avdl = np.array(stats.idf[stats.latest()]), stats.avdl[stats.latest()]
+        idf_of[snapshot], avdl_of[snapshot] = [float(x) for x in idf], avdl
+        weights = bm25.bm25_matrix(block, lengths, idf, avdl, params.k1, params.b)
+        sp.save_npz(folder / f"{snapshot}.npz", weights)
+        outputs[f"bm25_{snapshot}"] = f"bm25/{snapshot}.npz"
+        counts[f"bm25_nonzeros_{snapshot}"] = int(weights.nnz)
+        vectors.append(weights)
+    features = {"ave": lambda v: temporal.ave(v), "ave_diff": temporal.ave_diff, "dev": temporal.dev,
+                "dev_diff": temporal.dev_diff,
+                "decay": lambda v: temporal.decay(v, params.decay_lambda, params.decay_weight)}
+    (outdir / "temporal").mkdir(exist_ok=True)
+    for name in temporal.available(len(vectors)):
+        sp.save_npz(outdir / "temporal" / f"{name}.npz", features[name](vectors))
+        outputs[f"temporal_{name}"] = f"temporal/{name}.npz"
+    counts["temporal_features"] = len(temporal.available(len(vectors)))
+    return CorpusStats(corpus_words=popular.corpus, query_terms=popular.query, vocabulary=vocabulary, idf=idf_of,
+                       avdl=avdl_of, n_hosts=n_hosts, k1=params.k1, b=params.b)
+
+
+def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progress: bool) -> pa.Table:
+    """One row per page with a host: doc_id, snapshot, host, url and the sampling flags."""
+    table = pages.to_table(columns=["doc_id", "snapshot", "host", "url"])
+    counts["pages"] = table.num_rows
+    no_host = pc.equal(table["host"], "")
+    counts["skipped_no_host"] = int(pc.sum(no_host).as_py() or 0)
+    table = table.filter(pc.invert(no_host))
+    urls = table["url"].to_pylist()
+    snapshots = table["snapshot"].to_pylist()
+    keys = pa.array([f"{s}\t{normal_url(u)}" for s, u in zip(snapshots, urls)], pa.string())
+    doc_ids = np.asarray(table["doc_id"], dtype=np.int64)
+    position = pa.array(doc_ids, pa.int64())
+    degree = np.zeros(len(keys), dtype=np.int64)
+    total = 0
+    for batch in _batches(pages, ["doc_id", "snapshot", "links"], None, counts["pages"], "content: links", progress):
+        links = _lists(batch.column("links"))
+        parent = np.asarray(pc.list_parent_indices(links), dtype=np.int64)
+        source = np.asarray(pc.index_in(batch.column("doc_id"), value_set=position).fill_null(-1), dtype=np.int64)
+        targets = pc.struct_field(pc.list_flatten(links), "url").fill_null("")
+        link_keys = pc.binary_join_element_wise(batch.column("snapshot").take(pa.array(parent)), targets, "\t")
+        degree += in_degrees(keys, [(link_keys, source[parent])])
+        total += len(link_keys)
+    group_keys = pc.binary_join_element_wise(table["snapshot"], table["host"], "\t").combine_chunks()
+    groups = np.asarray(pc.dictionary_encode(group_keys).indices, dtype=np.int64)
+    home = np.array([home_rank(u) for u in urls], dtype=np.int64) * 100_000 + np.minimum(
+        np.asarray(pc.utf8_length(table["url"]), dtype=np.int64), 99_999)
+    sampled, is_home, is_max = choose_sample(groups, home, degree, doc_ids, max_pages)
+    counts["links"] = total
+    return table.append_column("sampled", pa.array(sampled)).append_column(
+        "is_home", pa.array(is_home)).append_column("is_max_linked", pa.array(is_max))
+
+
+def _lists(column: pa.ChunkedArray | pa.Array) -> pa.ListArray:
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if array.null_count:
+        array = pc.if_else(pc.is_null(array), pa.scalar([], array.type), array)
+    return array
+
+
+def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | None, total: int, desc: str,
+             progress: bool):
+    bar = tqdm(total=total, unit="page", desc=desc, disable=not progress, leave=False)
+    try:
+        for batch in pages.to_batches(columns=columns, filter=filter_, batch_size=BATCH_ROWS, batch_readahead=2,
+                                      fragment_readahead=1):
+            if batch.num_rows:
+                yield batch
+                bar.update(batch.num_rows)
+    finally:
+        bar.close()
+
+
+_MEASURED_SCHEMA = pa.schema([("snapshot", pa.string()), ("host", pa.string()), ("doc_id", pa.int64()),
+                              ("url", pa.string()), *((m, pa.float64()) for m in MEASURES)])
+
+
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """The tables as one; an empty table of ``schema`` when there are none (no pages)."""
+    return pa.concat_tables(tables) if tables else schema.empty_table()

@@ -1,0 +1,66 @@
+"""Stop words, stemming and query-term lists: the few language resources the content
+features need, each from a maintained library or a shipped file with provenance.
+
+* stop words: scikit-learn's ``ENGLISH_STOP_WORDS`` (the Glasgow IR group list, BSD), standing
+  in for the Onix list the paper cites, whose licence is not stated;
+* stemming: Porter's algorithm as the paper says, from PyStemmer (Snowball's C stemmers);
+* query terms: one term per line, most popular first (``data/query_terms.txt`` by default,
+  see ``data/PROVENANCE.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+import Stemmer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS)
+DEFAULT_QUERY_TERMS = "data/query_terms.txt"
+
+
+@functools.cache
+def _porter() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("porter")
+
+
+def stem_words(words: list[str]) -> list[str]:
+    """Porter stems of ``words``, in order.
+
+    >>> stem_words(["running", "ponies", "casinos"])
+    ['run', 'poni', 'casino']
+    """
+    return list(_porter().stemWords(words))
+
+
+def load_query_terms(path: str | None) -> list[str]:
+    """Query terms, most popular first, stop words and repeats dropped (they are never
+    counted in a page's precision denominator, so they could only add noise).
+
+    ``path`` None means the list shipped with the plugin.  Lines are lower-cased and stripped;
+    blank lines and lines starting with ``#`` are ignored; a term with a space is kept whole
+    and so never matches a single word (the measures compare words).
+    """
+    if path is None:
+        text = resources.files("spamflow_content").joinpath(DEFAULT_QUERY_TERMS).read_text(encoding="utf-8")
+        source = f"spamflow_content/{DEFAULT_QUERY_TERMS}"
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"detectors.content.query_terms: cannot read {path}: {exc}") from exc
+        source = path
+    terms: list[str] = []
+    seen: set[str] = set()
+    for line in text.splitlines():
+        term = line.strip().lower()
+        if not term or term.startswith("#") or term in STOP_WORDS or term in seen:
+            continue
+        seen.add(term)
+        terms.append(term)
+    if not terms:
+        raise ValueError(f"detectors.content.query_terms: {source} has no terms "
+                         "(one term per line, most popular first)")
+    return terms
