@@ -178,7 +178,7 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
     base = path.parent if path else Path.cwd()
     wd = Path(workdir).resolve() if workdir is not None else (base / model.workdir).resolve()
     config = Config(path=path, model=model, workdir=wd)
-    config.detectors = _validate_detectors(model, plugins, where, node)
+    config.detectors = _validate_detectors(model, plugins, where, node, base)
     _check_runner(config, plugins)
     if model.input.crawl is not None:
         raise ConfigError(f"{where}: input.crawl: the crawler is not part of this spamflow version yet; "
@@ -188,7 +188,7 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
 
 
 def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str,
-                        node: yaml.Node | None) -> dict[str, BaseModel]:
+                        node: yaml.Node | None, base: Path | None = None) -> dict[str, BaseModel]:
     registry = plugins.detectors
     enabled: dict[str, BaseModel] = {}
     for name, block in model.detectors.items():
@@ -201,8 +201,10 @@ def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str
             continue
         params_cls = registry[name].cls.Params
         try:
+            # context: detectors may resolve their own relative paths against the config's folder
+            context = {"config_dir": str(base)} if base else None
             enabled[name] = params_cls.model_validate_json(json.dumps(block if isinstance(block, dict) else {}),
-                                                           strict=True)
+                                                           strict=True, context=context)
         except ValidationError as exc:
             raise ConfigError(_format_errors(exc, where, node, params_cls, prefix=("detectors", name))) from exc
     for name in enabled:

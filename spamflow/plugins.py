@@ -24,7 +24,7 @@ from spamflow.errors import PluginError
 
 ENTRY_POINT_GROUP = "spamflow"
 LOAD_ENV = "SPAMFLOW_LOAD_PLUGINS"
-BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious.plugin", "spamflow_quilt.plugin")
+BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious.plugin", "spamflow_quilt.plugin", "spamflow_spin.plugin")
 """Modules holding the built-in hook implementations; each is listed under its package name."""
 
 
