@@ -80,7 +80,8 @@ def test_dictionary_not_utf8_and_missing_file(tmp_path):
 def test_dictionary_path_is_relative_to_the_config_file(tmp_path, plugins):
     (tmp_path / "dicts").mkdir()
     (tmp_path / "dicts" / "tbs.txt").write_text("big|large\n")
-    text = "workdir: w\ninput: {demo: {}}\ndetectors:\n  spin: {dictionary: [dicts/tbs.txt, %s]}\n" % DEMO_DICTIONARY
+    text = "workdir: w\ninput: {demo: {}}\ndetectors:\n  spin: {dictionary: [dicts/tbs.txt, DEMO]}\n".replace(
+        "DEMO", DEMO_DICTIONARY)
     config = parse_config(text, plugins, path=tmp_path / "c.yaml")
     params = config.detectors["spin"]
     assert params.dictionary == [str(tmp_path / "dicts" / "tbs.txt"), DEMO_DICTIONARY]
