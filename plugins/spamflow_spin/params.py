@@ -33,7 +33,7 @@ class SpinParams(DetectorParams):
     phrase_match: Literal["longest", "paper"] = Field("longest", description=(
         "partition scan: the longest dictionary entry at each word, or the paper's (a word in the "
         "dictionary is mutable alone; only other words are tried as phrase starts)"))
-    immutable_threshold: float = Field(0.5, gt=0.0, le=1.0, description=(
+    immutable_threshold: float = Field(0.6, gt=0.0, le=1.0, description=(
         "a pair is spun if the Jaccard coefficient of its immutable sets is at least this ..."))
     verifier_threshold: float = Field(0.7, ge=0.0, le=1.0, description=(
         "... and the mutable verifier's overlap is at least this (the paper's 70%)"))
