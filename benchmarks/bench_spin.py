@@ -5,15 +5,18 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_spin.py                 # 10,000 and 100,000 articles
     .venv/bin/python benchmarks/bench_spin.py --sizes 2000    # quick
 
-1. **Corpus.** Real sentences: every sentence of the 1,949 PAN13 source documents
-   (``../shared/data``; without it, Zipf-distributed made-up words, and the output says
-   SYNTHETIC).  An unrelated article is 20 sentences drawn at random from that pool; 1 % of
-   the articles are bases of campaigns, each spun into 9 more copies (every 3rd word, TBS's
-   recommended setting) with the Moby-derived spinner dictionary of ``spinning.py`` (heads: the
-   pool's 5,000 most frequent words), which the detector also uses here.
+1. **Corpus.** Synthetic articles of ~400 words (normal, sd 60) whose tokens are, with
+   probability 0.15, a word of the spinner dictionary (uniform over its one-word heads) and
+   otherwise a made-up word drawn from a Zipf law (exponent 1.1, unbounded vocabulary: the
+   top word has ~9 % of the tokens, like "the", and most articles have words no other has,
+   like names).  1 % of the articles are bases of campaigns, each spun into 9 more copies
+   (every 3rd word, TBS's recommended setting) with the Moby-derived spinner dictionary of
+   ``spinning.py`` (heads: the 5,000 most frequent words of the PAN13 source documents), which
+   the detector also uses here.  Partition speed is also measured on 2,000 real-text articles
+   (20 random sentences of the PAN13 source documents each).
 2. **Partition** (``partition``, longest match) of every article, timed on one core:
    articles/s and words/s.
-3. **Candidate pairs** with the mrjob job (``-r inline``) at the default threshold 0.6:
+3. **Candidate pairs** with the mrjob job (``-r inline``) at the defaults t = 0.6, k = 3:
    seconds, articles/s, candidate pairs and their share of all pairs.  Above ``--mr-max``
    articles the job is not run (the inline runner is a test runner, ~50k records/s); the
    candidates are then counted with an in-process prefix filter that implements the same
@@ -26,7 +29,6 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import re
@@ -48,12 +50,18 @@ from spinning import moby_spin_dictionary, spin_words, spinner_lines  # noqa: E4
 from spamflow.mr import run_job  # noqa: E402
 from spamflow.words import words  # noqa: E402
 from spamflow_spin.dictionary import load_dictionary  # noqa: E402
-from spamflow_spin.mr_candidate_pairs import MRCandidatePairs, prefix_length, sizes_compatible  # noqa: E402
+from spamflow_spin.mr_candidate_pairs import (  # noqa: E402
+    MRCandidatePairs,
+    prefix_length,
+    shared_needed,
+    sizes_compatible,
+)
 from spamflow_spin.partition import partition  # noqa: E402
 from spamflow_spin.similarity import jaccard  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 T = 0.6
+K = 3
 
 
 def sentence_pool() -> tuple[list[list[str]], bool]:
@@ -74,35 +82,44 @@ def sentence_pool() -> tuple[list[list[str]], bool]:
     return pool, False
 
 
-def corpus(n: int, pool: list[list[str]], spinner, rng: random.Random):
-    """n articles (word lists) and the planted spun pairs (index pairs)."""
+def corpus(n: int, spinner, rng: random.Random):
+    """n synthetic articles (word lists) and the planted spun pairs (index pairs)."""
+    heads = sorted(h[0] for h in spinner if len(h) == 1)
+    zipf = np.random.default_rng(n)
+
+    def article() -> list[str]:
+        size = max(50, int(rng.gauss(400, 60)))
+        ranks = zipf.zipf(1.1, size)
+        return [rng.choice(heads) if rng.random() < 0.15 else f"w{r}" for r in ranks.tolist()]
+
     articles: list[list[str]] = []
     planted: set[tuple[int, int]] = set()
     n_bases = n // 100
     for _ in range(n_bases):
-        base = [w for s in rng.sample(pool, 20) for w in s]
+        base = article()
         first = len(articles)
         articles.append(base)
         articles += [spin_words(base, spinner, 3, rng) for _ in range(9)]
         planted |= set(combinations(range(first, len(articles)), 2))
     while len(articles) < n:
-        articles.append([w for s in rng.sample(pool, 20) for w in s])
+        articles.append(article())
     return articles, planted
 
 
-def prefix_filter_pairs(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
-    """The job's rule in one process (an independent implementation, for counting at scale)."""
+def prefix_filter_pairs(sets: list[frozenset[str]], t: float, k: int) -> set[tuple[int, int]]:
+    """The job's rule in one process (a second implementation, for counting at scale)."""
     df = Counter(x for s in sets for x in s)
     index: dict[str, list[int]] = {}
     for doc, s in enumerate(sets):
-        for x in sorted(s, key=lambda x: (df[x], x))[:prefix_length(len(s), t)]:
-            index.setdefault(x, []).append(doc)
-    out = set()
+        for x in sorted(s, key=lambda x: (df[x], x))[:prefix_length(len(s), t, k)]:
+            if df[x] > 1:
+                index.setdefault(x, []).append(doc)
+    shared: Counter[tuple[int, int]] = Counter()
     for docs in index.values():
         for a, b in combinations(docs, 2):
             if sizes_compatible(len(sets[a]), len(sets[b]), t):
-                out.add((a, b))
-    return out
+                shared[(a, b)] += 1
+    return {p for p, c in shared.items() if c >= shared_needed(len(sets[p[0]]), len(sets[p[1]]), t, k)}
 
 
 def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
@@ -142,10 +159,17 @@ def main() -> None:
         dict_path.write_text("\n".join(spinner_lines(spinner)) + "\n", encoding="utf-8")
         dictionary = load_dictionary([dict_path])
         print(f"dictionary: {len(dictionary.heads)} heads, {len(dictionary)} entries")
+        real = [[w for s in random.Random(0).sample(pool, 20) for w in s] for _ in range(2000)]
+        t0 = time.process_time()
+        for text in real:
+            partition(text, dictionary)
+        sec = time.process_time() - t0
+        print(f"partition of 2,000 real-text articles ({sum(map(len, real)) / 2000:.0f} words): "
+              f"{2000 / sec:,.0f} articles/s on one core")
         mr_rate = None
         for n in a.sizes:
             rng = random.Random(n)
-            articles, planted = corpus(n, pool, spinner, rng)
+            articles, planted = corpus(n, spinner, rng)
             n_words = sum(map(len, articles))
             t0 = time.process_time()
             parts = [partition(w, dictionary) for w in articles]
@@ -155,7 +179,7 @@ def main() -> None:
                   f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'})")
             sets = [frozenset(p.immutables) for p in parts]
             t0 = time.process_time()
-            fast = prefix_filter_pairs(sets, T)
+            fast = prefix_filter_pairs(sets, T, K)
             sec_fast = time.process_time() - t0
             all_pairs = n * (n - 1) // 2
             if n <= a.mr_max:
@@ -163,7 +187,7 @@ def main() -> None:
                 lines.write_text("".join(f"{i}\t{' '.join(p.immutables)}\n" for i, p in enumerate(parts)))
                 t0 = time.time()
                 out = run_job(MRCandidatePairs, [lines], Path(tmp) / f"pairs{n}.tsv", runner="inline",
-                              args=["--threshold", repr(T), "--max-pages", "10000"])
+                              args=["--threshold", repr(T), "--max-pages", "10000", "--min-shared", str(K)])
                 mr_sec = time.time() - t0
                 mr_rate = n / mr_sec
                 job = {tuple(map(int, ln.split("\t")[0].split())) for ln in out.read_text().splitlines()
@@ -183,8 +207,7 @@ def main() -> None:
                 exact = exhaustive(sets, T)
                 print(f"exhaustive (all {all_pairs:,} pairs, scipy, {time.time() - t0:.0f} s): {len(exact):,} pairs "
                       f">= {T}; recall of the candidates: {len(exact & above) / max(1, len(exact)):.2%}")
-            print(f"prefix length at n=200 immutables: {prefix_length(200, T)} (vs {math.ceil(200)} indexed "
-                  "without prefix filtering)")
+            print(f"prefix length at n=200 immutables: {prefix_length(200, T, K)} of 200")
 
 
 if __name__ == "__main__":

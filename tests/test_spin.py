@@ -208,11 +208,12 @@ ONE_TASK = ("--num-cores", "1", "--jobconf", "mapreduce.job.maps=1", "--jobconf"
 """Local runner options: one task per step (each task is a new Python process)."""
 
 
-def _candidates(docs: dict[int, set[str]], tmp_path: Path, t: float, runner: str, max_pages: int = 10000):
+def _candidates(docs: dict[int, set[str]], tmp_path: Path, t: float, runner: str, max_pages: int = 10000,
+                k: int = 1):
     lines = tmp_path / "imm.tsv"
     lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
     out = run_job(MRCandidatePairs, [lines], tmp_path / "pairs.tsv", runner=runner,
-                  args=["--threshold", repr(t), "--max-pages", str(max_pages)],
+                  args=["--threshold", repr(t), "--max-pages", str(max_pages), "--min-shared", str(k)],
                   runner_args=ONE_TASK if runner == "local" else ())
     pairs, counters = set(), {}
     for line in out.read_text().splitlines():
@@ -226,11 +227,12 @@ def _candidates(docs: dict[int, set[str]], tmp_path: Path, t: float, runner: str
     return pairs, counters
 
 
-@pytest.mark.parametrize("seed, t", [(1, 0.5), (2, 0.3), (3, 0.8), (4, 1.0)])
-def test_candidate_pairs_contain_every_pair_above_threshold_inline(tmp_path, seed, t):
+@pytest.mark.parametrize("seed, t, k", [(1, 0.5, 1), (2, 0.3, 1), (3, 0.8, 1), (4, 1.0, 1), (5, 0.6, 3),
+                                        (6, 0.5, 5)])
+def test_candidate_pairs_contain_every_pair_above_threshold_inline(tmp_path, seed, t, k):
     docs = _random_sets(seed)
     brute = {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
-    pairs, counters = _candidates(docs, tmp_path, t, "inline")
+    pairs, counters = _candidates(docs, tmp_path, t, "inline", k=k)
     assert brute <= pairs
     assert {(a, b) for a, b in pairs if jaccard(docs[a], docs[b]) >= t} == brute
     assert len(pairs) < len(docs) * (len(docs) - 1) / 2  # fewer than all pairs
@@ -241,7 +243,7 @@ def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
     docs = _random_sets(7, n_docs=40)
     t = 0.5
     brute = {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
-    pairs, counters = _candidates(docs, tmp_path, t, "local")
+    pairs, counters = _candidates(docs, tmp_path, t, "local", k=3)
     assert brute <= pairs
     df: dict[str, int] = {}
     for s in docs.values():

@@ -82,7 +82,8 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
             fh.write(f"{doc}\t{' '.join(part.immutables)}\n")
     tmp.replace(lines)
     out = run_job(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
-                  args=["--threshold", repr(params.immutable_threshold), "--max-pages", str(params.max_pages)])
+                  args=["--threshold", repr(params.immutable_threshold), "--max-pages", str(params.max_pages),
+                        "--min-shared", str(params.min_shared)])
     pairs = []
     with open(out, encoding="utf-8") as fh:
         for line in fh:

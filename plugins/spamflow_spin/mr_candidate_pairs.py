@@ -4,16 +4,19 @@ Input: one page per line, ``doc<TAB>immutable immutable ...`` (a set: repeats al
 suffixed).  Comparing all pairs is quadratic; this job uses the inverted index of
 immutables with *prefix filtering* (Chaudhuri et al. 2006; Xiao et al., PPJoin, 2008):
 order all immutables by document frequency (rarest first, ties by the string), and index
-each page only by its ``n - ceil(t*n) + 1`` rarest immutables (n = its number of
-immutables).  Two pages with Jaccard >= t always share one of those, so no pair above the
-threshold is lost, while common words ("the", boilerplate) are almost never indexed.
+each page only by its ``n - ceil(t*n) + k`` rarest immutables (n = its number of
+immutables, k = ``--min-shared``).  Two pages with Jaccard >= t share at least
+``min(k, ceil(t*n_a), ceil(t*n_b))`` of those, so keeping only the pairs that do loses no
+pair above the threshold, while common words ("the", boilerplate) are almost never indexed.
+(If J >= t the pages share o >= ceil(t*n) immutables; the k rarest shared ones lie within
+the first n - o + k of each page's sorted list.)
 
 1. postings: per immutable, its document frequency df; immutables on more than
    ``--max-pages`` pages are marked dropped (a safety valve: they are never indexed);
 2. per page: sort its immutables by (df, immutable), emit the prefix;
 3. per prefix immutable: every pair of its pages whose sizes allow Jaccard >= t
    (min(n_a, n_b) >= t * max(n_a, n_b));
-4. per pair: one line.
+4. per pair: the number of prefix immutables it shares; kept if enough (above).
 
 Output: ``doc_a doc_b<TAB>shared prefix immutables`` with doc_a < doc_b, and the counter
 lines ``#dropped<TAB>n`` (immutables over --max-pages) and ``#prefix_dropped<TAB>n`` (pages
@@ -34,13 +37,24 @@ PREFIX_DROPPED = "#prefix_dropped"
 EPS = 1e-9
 
 
-def prefix_length(n, t):
-    """How many of a page's n immutables (rarest first) are indexed for threshold t.
+def overlap_needed(n, t):
+    """Jaccard >= t needs at least this many shared immutables, for a page of n."""
+    return math.ceil(t * n - EPS)
 
-    >>> prefix_length(10, 0.5), prefix_length(10, 1.0), prefix_length(3, 0.34)
-    (6, 1, 2)
+
+def prefix_length(n, t, k=1):
+    """How many of a page's n immutables (rarest first) are indexed for threshold t and
+    ``k`` required shared prefix immutables.
+
+    >>> prefix_length(10, 0.5), prefix_length(10, 1.0), prefix_length(3, 0.34), prefix_length(10, 0.5, 3)
+    (6, 1, 2, 8)
     """
-    return n - math.ceil(t * n - EPS) + 1
+    return min(n, n - overlap_needed(n, t) + k)
+
+
+def shared_needed(n_a, n_b, t, k):
+    """How many shared prefix immutables a candidate pair must have."""
+    return min(k, overlap_needed(n_a, t), overlap_needed(n_b, t))
 
 
 def sizes_compatible(n_a, n_b, t):
@@ -58,12 +72,14 @@ class MRCandidatePairs(MRJob):
         self.add_passthru_arg("--threshold", type=float, required=True, help="immutable Jaccard threshold t")
         self.add_passthru_arg("--max-pages", type=int, required=True,
                               help="immutables on more pages than this are never indexed")
+        self.add_passthru_arg("--min-shared", type=int, default=1,
+                              help="k: candidate pairs share this many prefix immutables")
 
     def steps(self):
         return [MRStep(mapper=self.postings, reducer=self.document_frequency),
                 MRStep(reducer=self.prefix),
                 MRStep(reducer=self.pairs_of_posting),
-                MRStep(combiner=self.add_counts, reducer=self.add_counts)]
+                MRStep(combiner=self.add_counts, reducer=self.keep_pairs)]
 
     def postings(self, _, line):
         doc, _tab, immutables = line.partition("\t")
@@ -94,7 +110,7 @@ class MRCandidatePairs(MRJob):
             items.append((int(dropped), int(df), immutable))
         items.sort()
         hit_dropped = False
-        for dropped, _df, immutable in items[:prefix_length(n, self.options.threshold)]:
+        for dropped, _df, immutable in items[:prefix_length(n, self.options.threshold, self.options.min_shared)]:
             if dropped:
                 hit_dropped = True
             else:
@@ -110,10 +126,27 @@ class MRCandidatePairs(MRJob):
         pages = sorted((int(doc), int(n)) for doc, n in (v.split() for v in values))
         for (a, n_a), (b, n_b) in combinations(pages, 2):
             if sizes_compatible(n_a, n_b, t):
-                yield f"{a} {b}", "1"
+                yield f"{a} {b}", f"1 {shared_needed(n_a, n_b, t, self.options.min_shared)}"
 
-    def add_counts(self, key, counts):
-        yield key, str(sum(map(int, counts)))
+    def add_counts(self, key, values):
+        if key.startswith("#"):
+            yield key, str(sum(map(int, values)))
+            return
+        total = need = 0
+        for value in values:
+            count, need_text = value.split()
+            total += int(count)
+            need = int(need_text)
+        yield key, f"{total} {need}"
+
+    def keep_pairs(self, key, values):
+        for out_key, value in self.add_counts(key, values):
+            if key.startswith("#"):
+                yield out_key, value
+                continue
+            total, need = map(int, value.split())
+            if total >= need:
+                yield out_key, str(total)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,9 @@ class SpinParams(DetectorParams):
     max_pages: int = Field(10000, ge=2, description=(
         "immutables on more pages than this are never indexed for candidate pairs (too popular; a "
         "campaign with more copies than this is missed)"))
+    min_shared: int = Field(3, ge=1, description=(
+        "k: candidate pairs share at least k of their rarest immutables (each page indexes k - 1 more, so "
+        "no pair above immutable_threshold is lost; larger k, fewer candidates)"))
     promoted_fraction: float = Field(0.5, gt=0.0, le=1.0, description=(
         "a host is a campaign's promoted site if at least this fraction of the campaign's pages "
         "link to it from another registered domain"))
