@@ -86,11 +86,13 @@ def corpus(n: int, spinner, rng: random.Random):
     """n synthetic articles (word lists) and the planted spun pairs (index pairs)."""
     heads = sorted(h[0] for h in spinner if len(h) == 1)
     zipf = np.random.default_rng(n)
+    names: dict[int, str] = {}  # one string object per made-up word (memory at 100k articles)
 
     def article() -> list[str]:
         size = max(50, int(rng.gauss(400, 60)))
         ranks = zipf.zipf(1.1, size)
-        return [rng.choice(heads) if rng.random() < 0.15 else f"w{r}" for r in ranks.tolist()]
+        return [rng.choice(heads) if rng.random() < 0.15 else names.get(r) or names.setdefault(r, f"w{r}")
+                for r in ranks.tolist()]
 
     articles: list[list[str]] = []
     planted: set[tuple[int, int]] = set()
@@ -122,6 +124,32 @@ def prefix_filter_pairs(sets: list[frozenset[str]], t: float, k: int) -> set[tup
     return {p for p, c in shared.items() if c >= shared_needed(len(sets[p[0]]), len(sets[p[1]]), t, k)}
 
 
+def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int) -> dict[tuple[int, int], int]:
+    """The same rule on integer token ids in numpy arrays (memory: 4 bytes per immutable), for
+    sizes where Python sets of strings do not fit; returns pair -> shared prefix immutables."""
+    df = np.bincount(np.concatenate(docs))
+    tokens, owners = [], []
+    for doc, ids in enumerate(docs):
+        order = np.lexsort((ids, df[ids]))
+        prefix = ids[order[:prefix_length(len(ids), t, k)]]
+        prefix = prefix[df[prefix] > 1]
+        tokens.append(prefix)
+        owners.append(np.full(len(prefix), doc, dtype=np.int64))
+    tok, own = np.concatenate(tokens), np.concatenate(owners)
+    order = np.argsort(tok, kind="stable")
+    tok, own = tok[order], own[order]
+    bounds = np.flatnonzero(np.diff(tok)) + 1
+    sizes = np.array([len(d) for d in docs])
+    shared: Counter[tuple[int, int]] = Counter()
+    for group in np.split(own, bounds):
+        if len(group) < 2:
+            continue
+        for a, b in combinations(group.tolist(), 2):
+            if sizes_compatible(sizes[a], sizes[b], t):
+                shared[(a, b)] += 1
+    return {p: c for p, c in shared.items() if c >= shared_needed(int(sizes[p[0]]), int(sizes[p[1]]), t, k)}
+
+
 def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
     """All pairs with Jaccard >= t, by a sparse product of the article-immutable matrix."""
     vocab: dict[str, int] = {}
@@ -139,6 +167,39 @@ def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
         keep = (i < j) & (inter >= t * (sizes[i] + sizes[j] - inter) - 1e-6)
         out |= set(zip(i[keep].tolist(), j[keep].tolist()))
     return out
+
+
+def large(articles: list[list[str]], planted: set[tuple[int, int]], dictionary, n_words: int,
+          mr_rate: float | None) -> None:
+    """Sizes above --mr-max: partition streamed into integer ids, the numpy prefix filter."""
+    n = len(articles)
+    ids: dict[str, int] = {}
+    docs = []
+    sec = 0.0
+    for i in range(n):
+        t0 = time.process_time()
+        part = partition(articles[i], dictionary)
+        sec += time.process_time() - t0
+        docs.append(np.array(sorted({ids.setdefault(x, len(ids)) for x in part.immutables}), dtype=np.int32))
+        articles[i] = []  # free the words as we go
+    print(f"partition: {sec:.2f} s CPU, {n / sec:,.0f} articles/s, {n_words / sec / 1e6:.2f} M words/s "
+          f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'})")
+    if mr_rate:
+        print(f"candidate job (inline): EXTRAPOLATED {n / mr_rate:.0f} s at {mr_rate:,.0f} articles/s")
+    t0 = time.process_time()
+    pairs = prefix_filter_pairs_np(docs, T, K)
+    sec_fast = time.process_time() - t0
+    all_pairs = n * (n - 1) // 2
+    print(f"in-process prefix filter (numpy): {sec_fast:.1f} s CPU, {n / sec_fast:,.0f} articles/s")
+    print(f"candidate pairs: {len(pairs):,} of {all_pairs:,} pairs = {len(pairs) / all_pairs:.4%} "
+          f"(target < 1 %: {'MET' if len(pairs) / all_pairs < 0.01 else 'NOT MET'})")
+    above = set()
+    for a, b in pairs:
+        inter = len(np.intersect1d(docs[a], docs[b], assume_unique=True))
+        if inter >= T * (len(docs[a]) + len(docs[b]) - inter) - 1e-9:
+            above.add((a, b))
+    print(f"pairs with immutable Jaccard >= {T} among candidates: {len(above):,}; planted spun pairs: "
+          f"{len(planted):,}, found: {len(planted & above) / max(1, len(planted)):.2%}")
 
 
 def main() -> None:
@@ -171,10 +232,13 @@ def main() -> None:
             rng = random.Random(n)
             articles, planted = corpus(n, spinner, rng)
             n_words = sum(map(len, articles))
+            print(f"\n## {n:,} articles, {n_words / n:.0f} words each on average")
+            if n > a.mr_max:
+                large(articles, planted, dictionary, n_words, mr_rate)
+                continue
             t0 = time.process_time()
             parts = [partition(w, dictionary) for w in articles]
             sec = time.process_time() - t0
-            print(f"\n## {n:,} articles, {n_words / n:.0f} words each on average")
             print(f"partition: {sec:.2f} s CPU, {n / sec:,.0f} articles/s, {n_words / sec / 1e6:.2f} M words/s "
                   f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'})")
             sets = [frozenset(p.immutables) for p in parts]
