@@ -125,8 +125,8 @@ def prefix_filter_pairs(sets: list[frozenset[str]], t: float, k: int) -> set[tup
 
 
 def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int) -> dict[tuple[int, int], int]:
-    """The same rule on integer token ids in numpy arrays (memory: 4 bytes per immutable), for
-    sizes where Python sets of strings do not fit; returns pair -> shared prefix immutables."""
+    """The same rule on integer token ids in numpy arrays (memory: 4 bytes per immutable, 8 per
+    emitted pair), for sizes where Python sets of strings do not fit; pair -> shared prefix immutables."""
     df = np.bincount(np.concatenate(docs))
     tokens, owners = [], []
     for doc, ids in enumerate(docs):
@@ -139,15 +139,21 @@ def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int) -> dict[tup
     order = np.argsort(tok, kind="stable")
     tok, own = tok[order], own[order]
     bounds = np.flatnonzero(np.diff(tok)) + 1
-    sizes = np.array([len(d) for d in docs])
-    shared: Counter[tuple[int, int]] = Counter()
-    for group in np.split(own, bounds):
+    sizes = np.array([len(d) for d in docs], dtype=np.int64)
+    keys = []
+    for group in np.split(own, bounds):  # step 3: the pairs of each prefix immutable, vectorised
         if len(group) < 2:
             continue
-        for a, b in combinations(group.tolist(), 2):
-            if sizes_compatible(sizes[a], sizes[b], t):
-                shared[(a, b)] += 1
-    return {p: c for p, c in shared.items() if c >= shared_needed(int(sizes[p[0]]), int(sizes[p[1]]), t, k)}
+        i, j = np.triu_indices(len(group), 1)
+        a, b = group[i], group[j]
+        small, big = np.minimum(sizes[a], sizes[b]), np.maximum(sizes[a], sizes[b])
+        ok = small >= t * big - 1e-9
+        keys.append(a[ok] * len(docs) + b[ok])
+    pair_keys, shared = np.unique(np.concatenate(keys), return_counts=True)  # step 4
+    a, b = pair_keys // len(docs), pair_keys % len(docs)
+    need = np.minimum(k, np.minimum(np.ceil(t * sizes[a] - 1e-9), np.ceil(t * sizes[b] - 1e-9)))
+    keep = shared >= need
+    return {(int(x), int(y)): int(c) for x, y, c in zip(a[keep], b[keep], shared[keep])}
 
 
 def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
