@@ -124,15 +124,18 @@ def prefix_filter_pairs(sets: list[frozenset[str]], t: float, k: int) -> set[tup
     return {p for p, c in shared.items() if c >= shared_needed(len(sets[p[0]]), len(sets[p[1]]), t, k)}
 
 
-def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int) -> dict[tuple[int, int], int]:
+def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int,
+                           max_pages: int) -> tuple[dict[tuple[int, int], int], int]:
     """The same rule on integer token ids in numpy arrays (memory: 4 bytes per immutable, 8 per
     emitted pair), for sizes where Python sets of strings do not fit; pair -> shared prefix immutables."""
     df = np.bincount(np.concatenate(docs))
     tokens, owners = [], []
+    prefix_dropped = 0
     for doc, ids in enumerate(docs):
-        order = np.lexsort((ids, df[ids]))
+        order = np.lexsort((ids, df[ids], df[ids] > max_pages))  # as the job: dropped immutables last
         prefix = ids[order[:prefix_length(len(ids), t, k)]]
-        prefix = prefix[df[prefix] > 1]
+        prefix_dropped += bool((df[prefix] > max_pages).any())
+        prefix = prefix[(df[prefix] > 1) & (df[prefix] <= max_pages)]
         tokens.append(prefix)
         owners.append(np.full(len(prefix), doc, dtype=np.int64))
     tok, own = np.concatenate(tokens), np.concatenate(owners)
@@ -153,7 +156,7 @@ def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int) -> dict[tup
     a, b = pair_keys // len(docs), pair_keys % len(docs)
     need = np.minimum(k, np.minimum(np.ceil(t * sizes[a] - 1e-9), np.ceil(t * sizes[b] - 1e-9)))
     keep = shared >= need
-    return {(int(x), int(y)): int(c) for x, y, c in zip(a[keep], b[keep], shared[keep])}
+    return {(int(x), int(y)): int(c) for x, y, c in zip(a[keep], b[keep], shared[keep])}, prefix_dropped
 
 
 def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
@@ -176,7 +179,7 @@ def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
 
 
 def large(articles: list[list[str]], planted: set[tuple[int, int]], dictionary, n_words: int,
-          mr_rate: float | None) -> None:
+          mr_rate: float | None, max_pages: int) -> None:
     """Sizes above --mr-max: partition streamed into integer ids, the numpy prefix filter."""
     n = len(articles)
     ids: dict[str, int] = {}
@@ -193,10 +196,11 @@ def large(articles: list[list[str]], planted: set[tuple[int, int]], dictionary, 
     if mr_rate:
         print(f"candidate job (inline): EXTRAPOLATED {n / mr_rate:.0f} s at {mr_rate:,.0f} articles/s")
     t0 = time.process_time()
-    pairs = prefix_filter_pairs_np(docs, T, K)
+    pairs, prefix_dropped = prefix_filter_pairs_np(docs, T, K, max_pages)
     sec_fast = time.process_time() - t0
     all_pairs = n * (n - 1) // 2
-    print(f"in-process prefix filter (numpy): {sec_fast:.1f} s CPU, {n / sec_fast:,.0f} articles/s")
+    print(f"in-process prefix filter (numpy, max_pages {max_pages}): {sec_fast:.1f} s CPU, {n / sec_fast:,.0f} "
+          f"articles/s; {prefix_dropped:,} articles had a dropped immutable in their prefix")
     print(f"candidate pairs: {len(pairs):,} of {all_pairs:,} pairs = {len(pairs) / all_pairs:.4%} "
           f"(target < 1 %: {'MET' if len(pairs) / all_pairs < 0.01 else 'NOT MET'})")
     above = set()
@@ -213,6 +217,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     ap.add_argument("--mr-max", type=int, default=10000)
     ap.add_argument("--exhaustive-max", type=int, default=10000)
+    ap.add_argument("--max-pages", type=int, default=2000,
+                    help="the job's max_pages for sizes above --mr-max (the numpy path's pair memory)")
     a = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs visible, load {os.getloadavg()[0]:.1f}")
     pool, synthetic = sentence_pool()
@@ -240,7 +246,7 @@ def main() -> None:
             n_words = sum(map(len, articles))
             print(f"\n## {n:,} articles, {n_words / n:.0f} words each on average")
             if n > a.mr_max:
-                large(articles, planted, dictionary, n_words, mr_rate)
+                large(articles, planted, dictionary, n_words, mr_rate, a.max_pages)
                 continue
             t0 = time.process_time()
             parts = [partition(w, dictionary) for w in articles]
