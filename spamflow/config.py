@@ -192,7 +192,7 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
     base = path.parent if path else Path.cwd()
     wd = Path(workdir).resolve() if workdir is not None else (base / model.workdir).resolve()
     config = Config(path=path, model=model, workdir=wd)
-    config.detectors = _validate_detectors(model, plugins, where, node)
+    config.detectors = _validate_detectors(model, plugins, where, node, base)
     _check_runner(config, plugins)
     _check_crawls(config)
     config.warc_files()  # a glob that matches nothing fails here, before anything runs
@@ -214,7 +214,7 @@ def _check_crawls(config: Config) -> None:
 
 
 def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str,
-                        node: yaml.Node | None) -> dict[str, BaseModel]:
+                        node: yaml.Node | None, base: Path | None = None) -> dict[str, BaseModel]:
     registry = plugins.detectors
     enabled: dict[str, BaseModel] = {}
     for name, block in model.detectors.items():
@@ -227,8 +227,10 @@ def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str
             continue
         params_cls = registry[name].cls.Params
         try:
+            # context: detectors may resolve their own relative paths against the config's folder
+            context = {"config_dir": str(base)} if base else None
             enabled[name] = params_cls.model_validate_json(json.dumps(block if isinstance(block, dict) else {}),
-                                                           strict=True)
+                                                           strict=True, context=context)
         except ValidationError as exc:
             raise ConfigError(_format_errors(exc, where, node, params_cls, prefix=("detectors", name))) from exc
     for name in enabled:

@@ -79,6 +79,7 @@ def test_mypy_is_clean():
     mypy = str(Path(sys.executable).parent / "mypy") if (Path(sys.executable).parent / "mypy").exists() else "mypy"
     out = subprocess.run([mypy, "spamflow", "workflows/spamflow_workflows", "plugins/spamflow_obvious",
                           "plugins/spamflow_quilt", "plugins/spamflow_hss",
-                          "plugins/spamflow_links", "plugins/spamflow_content"],
+                          "plugins/spamflow_links", "plugins/spamflow_content",
+                          "plugins/spamflow_spin"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

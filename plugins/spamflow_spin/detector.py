@@ -1,0 +1,245 @@
+"""The ``spin`` stage, per snapshot: article words → exact duplicates → partition →
+candidate pairs (mrjob) → immutable Jaccard → mutable verifier → campaigns and host features."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+from tqdm import tqdm
+from xxhash import xxh3_64_intdigest
+
+from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.domains import host_of, registered_domain
+from spamflow.mr import run_job
+from spamflow_spin.article import article_words
+from spamflow_spin.campaigns import components, promoted_sites
+from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
+from spamflow_spin.mr_candidate_pairs import DROPPED, PREFIX_DROPPED, MRCandidatePairs
+from spamflow_spin.params import SpinParams, resolve_dictionary_path
+from spamflow_spin.partition import Partition, partition
+from spamflow_spin.similarity import jaccard
+from spamflow_spin.verifier import mutable_overlap
+
+HOST_SCHEMA = pa.schema([
+    pa.field("snapshot", pa.string(), nullable=False),
+    pa.field("host", pa.string(), nullable=False),
+    pa.field("pages", pa.int64(), nullable=False),
+    pa.field("campaign_pages", pa.int64(), nullable=False),
+    pa.field("campaign_fraction", pa.float64(), nullable=False),
+    pa.field("spun_pages", pa.int64(), nullable=False),
+    pa.field("duplicate_pages", pa.int64(), nullable=False),
+    pa.field("campaigns", pa.int64(), nullable=False),
+    pa.field("max_campaign_articles", pa.int64(), nullable=False),
+    pa.field("max_campaign_hosts", pa.int64(), nullable=False),
+    pa.field("promoted_by_campaigns", pa.int64(), nullable=False),
+    pa.field("is_promoted", pa.bool_(), nullable=False),
+])
+
+
+@dataclass
+class Page:
+    doc_id: int
+    url: str
+    host: str
+    domain: str
+    link_targets: list[tuple[str, str]]
+    words: list[str]
+
+
+def read_pages(pages_path: Path, snapshot: str, counts: Counter[str]) -> Iterator[Page]:
+    """The snapshot's pages with their article words (links cut out) and link target hosts."""
+    table = ds.dataset(pages_path, format="parquet")
+    for batch in table.to_batches(columns=["doc_id", "url", "host", "domain", "snapshot", "words", "links"],
+                                  batch_size=1024):
+        for row in batch.to_pylist():
+            if row["snapshot"] != snapshot:
+                continue
+            links = row["links"] or []
+            text, missing = article_words(row["words"] or [], (link["anchor"] or "" for link in links))
+            counts["anchors_not_in_words"] += missing
+            targets = sorted({host_of(link["url"]) for link in links} - {""})
+            yield Page(row["doc_id"], row["url"], row["host"], row["domain"],
+                       [(t, registered_domain(t)) for t in targets], text)
+
+
+def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinParams, runner: str,
+                    runner_args: tuple[str, ...], counts: Counter[str]) -> list[tuple[int, int]]:
+    """Pairs of pages that may reach the immutable threshold (the mrjob job, prefix filtering)."""
+    work.mkdir(parents=True, exist_ok=True)
+    lines = work / "immutables.tsv"
+    tmp = work / f".immutables.tsv.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for doc, part in partitions.items():
+            fh.write(f"{doc}\t{' '.join(part.immutables)}\n")
+    tmp.replace(lines)
+    out = run_job(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
+                  args=["--threshold", repr(params.immutable_threshold), "--max-pages", str(params.max_pages),
+                        "--min-shared", str(params.min_shared)])
+    pairs = []
+    with open(out, encoding="utf-8") as fh:
+        for line in fh:
+            key, value = line.rstrip("\n").split("\t")
+            if key in (DROPPED, PREFIX_DROPPED):
+                counts["immutables_dropped_popular" if key == DROPPED else "pages_prefix_dropped"] += int(value)
+                continue
+            a, b = key.split()
+            pairs.append((int(a), int(b)))
+    return sorted(pairs)
+
+
+def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinParams, work: Path, runner: str,
+              runner_args: tuple[str, ...] = (), progress: bool = False) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Duplicate and spun pairs among ``pages``: [{doc_a, doc_b, immutable_jaccard, mutable_overlap, kind}]."""
+    counts: Counter[str] = Counter()
+    groups: dict[int, list[int]] = {}
+    for page in pages:
+        groups.setdefault(xxh3_64_intdigest(" ".join(page.words).encode("utf-8")), []).append(page.doc_id)
+    words_of = {page.doc_id: page.words for page in pages}
+    pairs: list[dict[str, Any]] = []
+    partitions: dict[int, Partition] = {}
+    for members in tqdm(groups.values(), desc="spin: partition", unit="article", disable=not progress):
+        rep, *copies = sorted(members)
+        part = partition(words_of[rep], dictionary, params.phrase_match)
+        if len(part.immutables) <= 1:  # DSpin: one immutable says nothing
+            counts["skipped_one_immutable_or_less"] += len(members)
+            continue
+        partitions[rep] = part
+        counts["immutables"] += len(part.immutables)
+        counts["mutables"] += len(part.mutables)
+        counts["words"] += len(words_of[rep])
+        for doc in copies:
+            pairs.append({"doc_a": rep, "doc_b": doc, "immutable_jaccard": 1.0, "mutable_overlap": 1.0,
+                          "kind": "duplicate"})
+    counts["articles"] = len(partitions)
+    counts["duplicate_pairs"] = len(pairs)
+    candidates = candidate_pairs(partitions, work, params, runner, runner_args, counts) if len(partitions) > 1 else []
+    counts["candidate_pairs"] = len(candidates)
+    sets = {doc: frozenset(part.immutables) for doc, part in partitions.items()}
+    for a, b in tqdm(candidates, desc="spin: verify", unit="pair", disable=not progress):
+        score = jaccard(sets[a], sets[b])
+        if score < params.immutable_threshold:
+            continue
+        counts["pairs_above_immutable_threshold"] += 1
+        overlap = mutable_overlap(partitions[a].mutables, partitions[b].mutables, dictionary)
+        if overlap < params.verifier_threshold:
+            counts["pairs_rejected_by_verifier"] += 1
+            continue
+        pairs.append({"doc_a": a, "doc_b": b, "immutable_jaccard": score, "mutable_overlap": overlap, "kind": "spun"})
+    counts["spun_pairs"] = sum(p["kind"] == "spun" for p in pairs)
+    return pairs, counts
+
+
+def describe_campaigns(pairs: list[dict[str, Any]], pages: list[Page], snapshot: str,
+                       promoted_fraction: float) -> list[dict[str, Any]]:
+    """One record per connected component of the pairs."""
+    by_doc = {page.doc_id: page for page in pages}
+    spun = {d for p in pairs if p["kind"] == "spun" for d in (p["doc_a"], p["doc_b"])}
+    out = []
+    for number, docs in enumerate(components((p["doc_a"], p["doc_b"]) for p in pairs), 1):
+        members = [by_doc[d] for d in docs]
+        out.append({
+            "campaign": f"{snapshot}/{number}",
+            "snapshot": snapshot,
+            "articles": len(members),
+            "spun_articles": sum(d in spun for d in docs),
+            "hosts": len({m.host for m in members}),
+            "domains": len({m.domain for m in members}),
+            "promoted_sites": promoted_sites(({"domain": m.domain, "link_targets": m.link_targets} for m in members),
+                                             promoted_fraction),
+            "pages": [{"doc_id": m.doc_id, "url": m.url, "host": m.host} for m in members],
+        })
+    return out
+
+
+def host_features(pages: list[Page], pairs: list[dict[str, Any]], campaigns: list[dict[str, Any]],
+                  snapshot: str) -> list[dict[str, Any]]:
+    """Per host of the snapshot: how much of it is in campaigns, how big they are, whether it is promoted."""
+    in_campaign: dict[int, dict[str, Any]] = {p["doc_id"]: c for c in campaigns for p in c["pages"]}
+    kind_of: dict[int, set[str]] = {}
+    for pair in pairs:
+        for doc in (pair["doc_a"], pair["doc_b"]):
+            kind_of.setdefault(doc, set()).add(pair["kind"])
+    promoted = Counter(site["host"] for c in campaigns for site in c["promoted_sites"])
+    rows: dict[str, dict[str, Any]] = {}
+    for page in pages:
+        row = rows.setdefault(page.host, {"snapshot": snapshot, "host": page.host, "pages": 0, "campaign_pages": 0,
+                                          "spun_pages": 0, "duplicate_pages": 0, "_campaigns": set(),
+                                          "max_campaign_articles": 0, "max_campaign_hosts": 0})
+        row["pages"] += 1
+        campaign = in_campaign.get(page.doc_id)
+        if campaign is not None:
+            row["campaign_pages"] += 1
+            row["_campaigns"].add(campaign["campaign"])
+            row["max_campaign_articles"] = max(row["max_campaign_articles"], campaign["articles"])
+            row["max_campaign_hosts"] = max(row["max_campaign_hosts"], campaign["hosts"])
+        row["spun_pages"] += "spun" in kind_of.get(page.doc_id, ())
+        row["duplicate_pages"] += "duplicate" in kind_of.get(page.doc_id, ())
+    out = []
+    for host in sorted(rows):
+        row = rows[host]
+        row["campaigns"] = len(row.pop("_campaigns"))
+        row["campaign_fraction"] = row["campaign_pages"] / row["pages"]
+        row["promoted_by_campaigns"] = promoted[host]
+        row["is_promoted"] = promoted[host] > 0
+        out.append(row)
+    return out
+
+
+class SpinDetector(Detector):
+    name = "spin"
+    version = "1"
+    description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
+                   "and spam campaigns with their promoted sites.")
+    Params = SpinParams
+    requires = ("parse",)
+    uses_mapreduce = True
+
+    def run(self, ctx: StageContext) -> StageResult:
+        params = ctx.params
+        assert isinstance(params, SpinParams)
+        paths = [resolve_dictionary_path(entry, None) for entry in params.dictionary]
+        dictionary = load_dictionary(paths)
+        pages_path = ctx.inputs["parse"]["pages"]
+        snapshots = sorted(set(ds.dataset(pages_path, format="parquet").to_table(columns=["snapshot"])
+                               ["snapshot"].to_pylist()))
+        counts: Counter[str] = Counter(dictionary_entries=len(dictionary), dictionary_heads=len(dictionary.heads),
+                                       dictionary_lines=dictionary.lines, dictionary_too_long=dictionary.too_long,
+                                       snapshots=len(snapshots))
+        all_pairs, all_campaigns, hosts = [], [], []
+        for snapshot in snapshots:
+            pages = list(read_pages(pages_path, snapshot, counts))
+            counts["pages"] += len(pages)
+            pairs, found = find_spin(pages, dictionary, params, ctx.outdir / "work" / snapshot, ctx.settings.runner,
+                                     ctx.settings.runner_args, progress=ctx.settings.progress)
+            counts.update(found)
+            campaigns = describe_campaigns(pairs, pages, snapshot, params.promoted_fraction)
+            urls = {page.doc_id: page.url for page in pages}
+            all_pairs += [{"snapshot": snapshot, **p, "url_a": urls[p["doc_a"]], "url_b": urls[p["doc_b"]]}
+                          for p in pairs]
+            all_campaigns += campaigns
+            hosts += host_features(pages, pairs, campaigns, snapshot)
+        counts["campaigns"] = len(all_campaigns)
+        counts["campaign_pages"] = sum(c["articles"] for c in all_campaigns)
+        _write_jsonl(ctx.outdir / "pairs.jsonl", all_pairs)
+        _write_jsonl(ctx.outdir / "campaigns.jsonl", all_campaigns)
+        pq.write_table(pa.Table.from_pylist(hosts, schema=HOST_SCHEMA), ctx.outdir / "hosts.parquet")
+        files = [{"entry": e, "path": str(p), "bytes": p.stat().st_size} for e, p in zip(params.dictionary, paths)]
+        (ctx.outdir / "dictionary.json").write_text(json.dumps({"files": files}, indent=1) + "\n")
+        outputs = {"pairs": "pairs.jsonl", "campaigns": "campaigns.jsonl", "hosts": "hosts.parquet",
+                   "dictionary": "dictionary.json", "work": "work"}
+        return StageResult(outputs=outputs, counts=dict(counts))
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,0 +1,60 @@
+"""The spin detector's parameters (DSpin's names where the paper has them)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from spamflow.detector import DetectorParams
+
+PACKAGE_PREFIX = "package:"
+
+
+def resolve_dictionary_path(entry: str, base_dir: Path | None) -> Path:
+    """``package:pkg.name/rel/path`` -> a file shipped inside an importable package (the demo's
+    dictionary); otherwise a path, relative to ``base_dir`` (the config file's folder)."""
+    if entry.startswith(PACKAGE_PREFIX):
+        package, _, rel = entry[len(PACKAGE_PREFIX):].partition("/")
+        try:
+            return Path(str(resources.files(package).joinpath(rel)))
+        except ModuleNotFoundError as exc:
+            raise ValueError(f"{entry!r}: no importable package {package!r}") from exc
+    path = Path(entry).expanduser()
+    return path if path.is_absolute() or base_dir is None else (base_dir / path).resolve()
+
+
+class SpinParams(DetectorParams):
+    dictionary: list[str] = Field(min_length=1, description=(
+        "synonym dictionary files in the spinners' 'head|syn|syn' format, merged; relative paths are "
+        "relative to the config file, 'package:PKG/PATH' names a file shipped in a Python package"))
+    phrase_match: Literal["longest", "paper"] = Field("longest", description=(
+        "partition scan: the longest dictionary entry at each word, or the paper's (a word in the "
+        "dictionary is mutable alone; only other words are tried as phrase starts)"))
+    immutable_threshold: float = Field(0.6, gt=0.0, le=1.0, description=(
+        "a pair is spun if the Jaccard coefficient of its immutable sets is at least this ..."))
+    verifier_threshold: float = Field(0.7, ge=0.0, le=1.0, description=(
+        "... and the mutable verifier's overlap is at least this (the paper's 70%)"))
+    max_pages: int = Field(10000, ge=2, description=(
+        "immutables on more pages than this are never indexed for candidate pairs (too popular; a "
+        "campaign with more copies than this is missed)"))
+    min_shared: int = Field(3, ge=1, description=(
+        "k: candidate pairs share at least k of their rarest immutables (each page indexes k - 1 more, so "
+        "no pair above immutable_threshold is lost; larger k, fewer candidates)"))
+    promoted_fraction: float = Field(0.5, gt=0.0, le=1.0, description=(
+        "a host is a campaign's promoted site if at least this fraction of the campaign's pages "
+        "link to it from another registered domain"))
+
+    @field_validator("dictionary")
+    @classmethod
+    def _files_exist(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        base = (info.context or {}).get("config_dir")
+        out = []
+        for entry in value:
+            path = resolve_dictionary_path(entry, Path(base) if base else None)
+            if not path.is_file():
+                raise ValueError(f"synonym dictionary {entry!r} not found (looked for {path})")
+            out.append(entry if entry.startswith(PACKAGE_PREFIX) else str(path))
+        return out

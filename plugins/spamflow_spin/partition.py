@@ -1,0 +1,76 @@
+"""DSpin's partition of an article's words into mutables and immutables (section IV-B).
+
+The scan is greedy, left to right.  At each word it looks up the word and the word with up
+to five following words (``MAX_PHRASE_WORDS``); a hit is *mutable* and the scan jumps past
+it, a miss leaves the word *immutable*.  Two matching orders:
+
+* ``"longest"`` (spamflow's default): the longest entry that starts at the word wins, as
+  the spinner itself matches (it replaces the longest phrase it knows), so a phrase the
+  spinner replaced as a whole is recognised as a whole;
+* ``"paper"``: DSpin's implementation as the paper describes it: a word that is itself in
+  the dictionary is mutable on its own, and only a word that is not is tried with its
+  following words (longest phrase first).  Its quirk: with both {a} and {a b c} in the
+  dictionary, ``a`` alone is mutable and ``b``, ``c`` become immutables.
+
+Immutables form a set: the k-th occurrence (k ≥ 2) of a word becomes ``word#k``.
+
+>>> from spamflow_spin.dictionary import SynonymDictionary
+>>> d = SynonymDictionary()
+>>> d.add_group("a", ["x"]); d.add_group("a b c", ["y"])
+>>> partition(["a", "b", "c", "z", "z"], d, "paper")
+Partition(immutables=['b', 'c', 'z', 'z#2'], mutables=['a'])
+>>> partition(["a", "b", "c", "z", "z"], d, "longest")
+Partition(immutables=['z', 'z#2'], mutables=['a b c'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from spamflow_spin.dictionary import SynonymDictionary
+
+PhraseMatch = Literal["longest", "paper"]
+
+
+@dataclass
+class Partition:
+    immutables: list[str]
+    """Distinct immutables in text order (repeats suffixed ``#k``)."""
+    mutables: list[str]
+    """Mutable words and phrases in text order, repeats kept (the verifier counts them)."""
+
+
+def partition(words: Sequence[str], dictionary: SynonymDictionary, phrase_match: PhraseMatch = "longest") -> Partition:
+    """Split ``words`` (lower-cased, links already removed) into immutables and mutables."""
+    entries = dictionary.neighbours
+    prefixes = dictionary.prefixes
+    max_words = dictionary.max_words
+    paper = phrase_match == "paper"
+    immutables: list[str] = []
+    mutables: list[str] = []
+    seen: dict[str, int] = {}
+    n_words = len(words)
+    i = 0
+    while i < n_words:
+        word = words[i]
+        best = 1 if word in entries else 0
+        if not (paper and best) and word in prefixes:
+            phrase, j, stop = word, i + 1, min(n_words, i + max_words)
+            while j < stop:
+                phrase = f"{phrase} {words[j]}"
+                j += 1
+                if phrase in entries:
+                    best = j - i
+                if phrase not in prefixes:
+                    break
+        if best:
+            mutables.append(" ".join(words[i:i + best]) if best > 1 else word)
+            i += best
+            continue
+        k = seen.get(word, 0) + 1
+        seen[word] = k
+        immutables.append(word if k == 1 else f"{word}#{k}")
+        i += 1
+    return Partition(immutables, mutables)

@@ -1,0 +1,65 @@
+"""DSpin's mutable verifier (section IV-C): do two pages' mutables agree up to synonyms?
+
+The mutables of each page are a multiset of dictionary entries.  Overlap is counted in
+three passes, each over what the previous passes left unmatched:
+
+1. the entries the two pages have in common (``min`` of the two counts);
+2. first-level synonyms: an entry of one page matches a remaining entry of the other that
+   is its synonym, from page A to page B, then from B to A;
+3. second-level synonyms (synonyms of synonyms), the same way.
+
+Every match pairs one entry of A with one of B.  The score is the overlap over the union,
+``overlap / (|A| + |B| - overlap)``, which is the multiset Jaccard when only pass 1 matches.
+DSpin keeps a pair when the score is at least 70 %.
+
+>>> from spamflow_spin.dictionary import SynonymDictionary
+>>> d = SynonymDictionary()
+>>> d.add_group("big", ["large", "huge"]); d.add_group("fast", ["quick"])
+>>> mutable_overlap(["big", "fast"], ["big", "quick"], d)   # 1 shared + 1 first-level
+1.0
+>>> mutable_overlap(["large", "fast"], ["huge", "slow"], d)  # large-big-huge: second level; 1 / (2 + 2 - 1)
+0.3333333333333333
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from spamflow_spin.dictionary import SynonymDictionary
+
+
+def _match(left: Counter[str], right: Counter[str], related: Callable[[str], set[str]]) -> int:
+    """Pair each remaining entry of ``left`` with a related remaining entry of ``right``
+    (in sorted order, so the result does not depend on hashing); both are decremented."""
+    matched = 0
+    for entry in sorted(left):
+        for _ in range(left[entry]):
+            partner = next((s for s in sorted(related(entry)) if right[s] > 0), None)
+            if partner is None:
+                break
+            right[partner] -= 1
+            left[entry] -= 1
+            matched += 1
+    left += Counter()  # drop zero counts
+    right += Counter()
+    return matched
+
+
+def overlap_levels(mutables_a: Sequence[str], mutables_b: Sequence[str],
+                   dictionary: SynonymDictionary) -> tuple[int, int, int]:
+    """Matches found by pass 1 (shared), 2 (first-level), 3 (second-level)."""
+    a, b = Counter(mutables_a), Counter(mutables_b)
+    shared = a & b
+    a -= shared
+    b -= shared
+    first = _match(a, b, dictionary.synonyms) + _match(b, a, dictionary.synonyms)
+    second = _match(a, b, dictionary.second_level) + _match(b, a, dictionary.second_level)
+    return sum(shared.values()), first, second
+
+
+def mutable_overlap(mutables_a: Sequence[str], mutables_b: Sequence[str], dictionary: SynonymDictionary) -> float:
+    """The verifier's score in [0, 1]; 0.0 when neither page has a mutable."""
+    overlap = sum(overlap_levels(mutables_a, mutables_b, dictionary))
+    union = len(mutables_a) + len(mutables_b) - overlap
+    return overlap / union if union else 0.0

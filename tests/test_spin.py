@@ -1,0 +1,289 @@
+"""The spin detector's pure parts against hand-worked examples and brute force (DSpin, NDSS 2014)."""
+
+from __future__ import annotations
+
+import random
+import re
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from spamflow.config import parse_config
+from spamflow.demo.spinner import parse_dictionary as spinner_dictionary
+from spamflow.demo.spinner import spin
+from spamflow.demo.texts import spin_article, spin_dictionary_text
+from spamflow.errors import ConfigError
+from spamflow.mr import run_job
+from spamflow.words import words
+from spamflow_spin.article import article_words
+from spamflow_spin.campaigns import components, promoted_sites
+from spamflow_spin.detector import Page, find_spin
+from spamflow_spin.dictionary import DictionaryError, SynonymDictionary, load_dictionary
+from spamflow_spin.mr_candidate_pairs import DROPPED, PREFIX_DROPPED, MRCandidatePairs
+from spamflow_spin.params import SpinParams
+from spamflow_spin.partition import partition
+from spamflow_spin.similarity import jaccard
+from spamflow_spin.verifier import mutable_overlap, overlap_levels
+
+DEMO_DICTIONARY = "package:spamflow.demo/texts/spin-dictionary.txt"
+
+
+def _dictionary(tmp_path: Path, *texts: str) -> SynonymDictionary:
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"d{i}.txt")
+        paths[-1].write_text(text, encoding="utf-8")
+    return load_dictionary(paths)
+
+
+# ---------------------------------------------------------------- dictionary
+
+def test_dictionary_merges_heads_across_lines_and_files_and_splits_phrases(tmp_path):
+    d = _dictionary(tmp_path, "Big|large|huge\n\nwell-known|famous\n", "big|Great\nturn into|become\n")
+    assert d.heads == {"big", "well known", "turn into"}
+    assert d.synonyms("big") == {"large", "huge", "great"}
+    assert d.synonyms("large") == {"big"}  # edges go both ways
+    assert d.second_level("large") == {"huge", "great"}
+    assert "well known" in d and "famous" in d and "become" in d
+    assert d.prefixes == {"well", "turn"}
+    assert d.max_words == 2 and d.lines == 4 and len(d) == 8
+
+
+def test_dictionary_counts_phrases_longer_than_six_words(tmp_path):
+    d = _dictionary(tmp_path, "one two three four five six seven|x\n")
+    assert d.too_long == 1 and d.max_words == 1
+    assert partition("one two three four five six seven".split(), d).mutables == []
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("big|large\njust words\n", 2, "expected 'head|synonym|...'"),
+    ("big|large\n\n|orphan\n", 3, "head (text before the first '|') has no words"),
+    ("big|\n", 1, "has no synonyms"),
+])
+def test_dictionary_errors_name_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "syn.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DictionaryError, match=re.escape(f"{path}:{line}: ") + ".*" + re.escape(message)):
+        load_dictionary([path])
+
+
+def test_dictionary_not_utf8_and_missing_file(tmp_path):
+    path = tmp_path / "latin.txt"
+    path.write_bytes(b"big|large\ncaf\xe9|bar\n")
+    with pytest.raises(DictionaryError, match=rf"{path}:2: not UTF-8"):
+        load_dictionary([path])
+    with pytest.raises(DictionaryError, match="cannot read synonym dictionary"):
+        load_dictionary([tmp_path / "nope.txt"])
+
+
+def test_dictionary_path_is_relative_to_the_config_file(tmp_path, plugins):
+    (tmp_path / "dicts").mkdir()
+    (tmp_path / "dicts" / "tbs.txt").write_text("big|large\n")
+    text = "workdir: w\ninput: {demo: {}}\ndetectors:\n  spin: {dictionary: [dicts/tbs.txt, DEMO]}\n".replace(
+        "DEMO", DEMO_DICTIONARY)
+    config = parse_config(text, plugins, path=tmp_path / "c.yaml")
+    params = config.detectors["spin"]
+    assert params.dictionary == [str(tmp_path / "dicts" / "tbs.txt"), DEMO_DICTIONARY]
+    with pytest.raises(ConfigError, match=r"detectors.spin.dictionary.*'dicts/none.txt' not found"):
+        parse_config(text.replace("tbs.txt", "none.txt"), plugins, path=tmp_path / "c.yaml")
+
+
+# ---------------------------------------------------------------- partition
+
+def test_partition_greedy_quirk_of_the_paper(tmp_path):
+    """Section IV-B: {a} and {a,b,c} both in the dictionary; the paper marks only {a} mutable."""
+    d = _dictionary(tmp_path, "a|x\na b c|y\n")
+    paper = partition(["a", "b", "c", "d"], d, "paper")
+    assert paper.mutables == ["a"] and paper.immutables == ["b", "c", "d"]
+    longest = partition(["a", "b", "c", "d"], d, "longest")
+    assert longest.mutables == ["a b c"] and longest.immutables == ["d"]
+    # a word not in the dictionary still starts a phrase in the paper's scan
+    d2 = _dictionary(tmp_path, "turn into|become\n")
+    assert partition(["they", "turn", "into", "frogs"], d2, "paper").mutables == ["turn into"]
+
+
+def test_partition_hand_worked_sentence_with_phrases_and_duplicate_immutables(tmp_path):
+    d = _dictionary(tmp_path, "quick|fast|speedy\nbrown fox|red fox\njumps over|leaps over\nlazy|idle\n")
+    text = words("The quick brown fox jumps over the lazy dog; the dog sleeps.")
+    p = partition(text, d)
+    # The | quick | brown fox | jumps over | the | lazy | dog | the | dog | sleeps
+    assert p.mutables == ["quick", "brown fox", "jumps over", "lazy"]
+    assert p.immutables == ["the", "the#2", "dog", "the#3", "dog#2", "sleeps"]
+    assert len(set(p.immutables)) == len(p.immutables)
+
+
+def _brute_longest(text: list[str], entries: set[str]) -> tuple[list[str], list[str]]:
+    """Reference of the longest-first scan: try every length 6..1 at every position."""
+    imm: list[str] = []
+    mut: list[str] = []
+    seen: dict[str, int] = {}
+    i = 0
+    while i < len(text):
+        for n in range(min(6, len(text) - i), 0, -1):
+            if " ".join(text[i:i + n]) in entries:
+                mut.append(" ".join(text[i:i + n]))
+                i += n
+                break
+        else:
+            seen[text[i]] = seen.get(text[i], 0) + 1
+            imm.append(text[i] if seen[text[i]] == 1 else f"{text[i]}#{seen[text[i]]}")
+            i += 1
+    return imm, mut
+
+
+def test_partition_matches_brute_force_on_random_texts(tmp_path):
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(12)]
+    groups = []
+    for _ in range(15):
+        head = " ".join(rng.choices(vocab, k=rng.randint(1, 4)))
+        groups.append(f"{head}|{rng.choice(vocab)}")
+    d = _dictionary(tmp_path, "\n".join(groups) + "\n")
+    for _ in range(200):
+        text = rng.choices(vocab, k=rng.randint(0, 40))
+        p = partition(text, d, "longest")
+        assert (p.immutables, p.mutables) == _brute_longest(text, set(d.neighbours))
+
+
+# ---------------------------------------------------------------- verifier
+
+def test_verifier_three_levels_hand_worked(tmp_path):
+    d = _dictionary(tmp_path, "home|house|residence\nhouse|household\nbig|large\nquick|fast\n")
+    # A: home big quick dog   B: home large household fast fast
+    a = ["home", "big", "quick", "house"]
+    b = ["home", "large", "household", "fast", "cat"]
+    # pass 1: home; pass 2: big~large, quick~fast, house~household; nothing is left for pass 3
+    assert overlap_levels(a, b, d) == (1, 3, 0)
+    assert mutable_overlap(a, b, d) == pytest.approx(4 / (4 + 5 - 4))
+    # second level: residence - home - house (both synonyms of 'home', not of each other)
+    assert overlap_levels(["residence"], ["house"], d) == (0, 0, 1)
+    assert overlap_levels(["residence"], ["household"], d) == (0, 0, 0)  # three steps away
+    assert mutable_overlap([], [], d) == 0.0
+
+
+def test_verifier_counts_repeats_once_each(tmp_path):
+    d = _dictionary(tmp_path, "big|large\n")
+    assert overlap_levels(["big", "big", "big"], ["big", "large"], d) == (1, 1, 0)
+    assert mutable_overlap(["big", "big", "big"], ["big", "large"], d) == pytest.approx(2 / 3)
+
+
+# ---------------------------------------------------------------- article text, campaigns
+
+def test_article_words_cut_anchors_in_order():
+    text = words("Home About Read more about spinning at my shop and at my shop again Home")
+    out, missing = article_words(text, ["Home", "About", "my shop", "Home", "Contact us"])
+    assert out == words("Read more about spinning at and at my shop again")
+    assert missing == 1
+
+
+def test_components_and_promoted_sites():
+    assert components([(5, 6), (1, 2), (2, 3), (9, 9)]) == [[1, 2, 3], [5, 6], [9]][:2] + [[9]]
+    pages = [{"domain": "a.com", "link_targets": [("shop.com", "shop.com"), ("a.com", "a.com")]},
+             {"domain": "b.com", "link_targets": [("shop.com", "shop.com"), ("x.org", "x.org")]},
+             {"domain": "shop.com", "link_targets": [("www.shop.com", "shop.com")]}]
+    assert promoted_sites(pages, 0.5) == [{"host": "shop.com", "pages": 2}]
+    assert promoted_sites(pages, 0.3) == [{"host": "shop.com", "pages": 2}, {"host": "x.org", "pages": 1}]
+
+
+# ---------------------------------------------------------------- candidate pairs (mrjob) vs brute force
+
+def _random_sets(seed: int, n_docs: int = 60) -> dict[int, set[str]]:
+    """Clusters of near-copies (random edits of a base set) plus unrelated sets over a shared vocabulary."""
+    rng = random.Random(seed)
+    common = [f"c{i}" for i in range(30)]
+    docs: dict[int, set[str]] = {}
+    doc = 1000
+    while len(docs) < n_docs:
+        base = {f"r{rng.randrange(400)}" for _ in range(rng.randint(3, 25))} | set(rng.sample(common, 8))
+        for _ in range(rng.randint(1, 5)):
+            copy = {x for x in base if rng.random() > 0.25} | {f"r{rng.randrange(400)}" for _ in range(rng.randint(0, 4))}
+            if len(copy) > 1:
+                docs[doc] = copy
+                doc += rng.randint(1, 3)
+    return docs
+
+
+ONE_TASK = ("--num-cores", "1", "--jobconf", "mapreduce.job.maps=1", "--jobconf", "mapreduce.job.reduces=1")
+"""Local runner options: one task per step (each task is a new Python process)."""
+
+
+def _candidates(docs: dict[int, set[str]], tmp_path: Path, t: float, runner: str, max_pages: int = 10000,
+                k: int = 1):
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
+    out = run_job(MRCandidatePairs, [lines], tmp_path / "pairs.tsv", runner=runner,
+                  args=["--threshold", repr(t), "--max-pages", str(max_pages), "--min-shared", str(k)],
+                  runner_args=ONE_TASK if runner == "local" else ())
+    pairs, counters = set(), {}
+    for line in out.read_text().splitlines():
+        key, value = line.split("\t")
+        if key.startswith("#"):
+            counters[key] = int(value)
+        else:
+            a, b = map(int, key.split())
+            assert a < b
+            pairs.add((a, b))
+    return pairs, counters
+
+
+@pytest.mark.parametrize("seed, t, k", [(1, 0.5, 1), (2, 0.3, 1), (3, 0.8, 1), (4, 1.0, 1), (5, 0.6, 3),
+                                        (6, 0.5, 5)])
+def test_candidate_pairs_contain_every_pair_above_threshold_inline(tmp_path, seed, t, k):
+    docs = _random_sets(seed)
+    brute = {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
+    pairs, counters = _candidates(docs, tmp_path, t, "inline", k=k)
+    assert brute <= pairs
+    assert {(a, b) for a, b in pairs if jaccard(docs[a], docs[b]) >= t} == brute
+    assert len(pairs) < len(docs) * (len(docs) - 1) / 2  # fewer than all pairs
+    assert DROPPED not in counters and PREFIX_DROPPED not in counters
+
+
+def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
+    docs = _random_sets(7, n_docs=40)
+    t = 0.5
+    brute = {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
+    pairs, counters = _candidates(docs, tmp_path, t, "local", k=3)
+    assert brute <= pairs
+    df: dict[str, int] = {}
+    for s in docs.values():
+        for x in s:
+            df[x] = df.get(x, 0) + 1
+    _, dropped = _candidates(docs, tmp_path, t, "inline", max_pages=5)
+    assert dropped[DROPPED] == sum(n > 5 for n in df.values())
+
+
+# ---------------------------------------------------------------- find_spin end to end, against exhaustive comparison
+
+def test_find_spin_equals_exhaustive_comparison_on_spun_copies(tmp_path):
+    spinner = spinner_dictionary(spin_dictionary_text())
+    rng = random.Random(3)
+    article = spin_article()
+    texts = [spin(article, spinner, rng) for _ in range(6)] + [article, article]  # 6 spun copies, 2 duplicates
+    paragraphs = article.split("\n\n")
+    texts += [paragraphs[0], " ".join(reversed(article.split()))]  # partial reuse, same words in another order
+    pages = [Page(100 + i, f"http://h{i}.example/", f"h{i}.example", f"h{i}.example", [], words(t))
+             for i, t in enumerate(texts)]
+    params = SpinParams.model_validate({"dictionary": [DEMO_DICTIONARY]})
+    from spamflow_spin.params import resolve_dictionary_path
+    d = load_dictionary([resolve_dictionary_path(DEMO_DICTIONARY, None)])
+    pairs, counts = find_spin(pages, d, params, tmp_path / "work", "inline")
+    got = {(p["doc_a"], p["doc_b"]): p for p in pairs}
+    # exhaustive reference over distinct texts, straight from the definitions
+    parts = {p.doc_id: partition(p.words, d) for p in pages}
+    expected = {}
+    for a, b in combinations(sorted(parts), 2):
+        if pages[a - 100].words == pages[b - 100].words:
+            expected[(a, b)] = "duplicate"
+            continue
+        if 107 in (a, b):  # the second copy of the original: only its duplicate pair is reported
+            continue
+        ja = jaccard(set(parts[a].immutables), set(parts[b].immutables))
+        if ja >= params.immutable_threshold and mutable_overlap(parts[a].mutables, parts[b].mutables, d) >= 0.7:
+            expected[(a, b)] = "spun"
+    assert {k: v["kind"] for k, v in got.items()} == expected
+    spun_docs = {d for (a, b), k in expected.items() if k == "spun" for d in (a, b)}
+    # every copy and the original, not the excerpt; the shuffled words too: immutables are a set,
+    # so word order is invisible to DSpin (docs/spin.md, limits)
+    assert spun_docs == set(range(100, 107)) | {109}
+    assert counts["duplicate_pairs"] == 1 and counts["articles"] == 9
