@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from spamflow.demo.build_spin_dictionary import FUNCTION_WORDS, MAX_PHRASE_WORDS, MAX_SYNS, SYN_RE, load_moby
+from spamflow.demo.build_spin_dictionary import FUNCTION_WORDS, load_moby, spinner_synonyms
 
 SpinnerDictionary = dict[tuple[str, ...], list[str]]
 
@@ -32,14 +32,7 @@ def moby_spin_dictionary(moby: Path, vocabulary: Iterable[str]) -> SpinnerDictio
     for head in sorted(set(vocabulary)):
         if head in FUNCTION_WORDS or head not in thes:
             continue
-        cands = []
-        for syn in dict.fromkeys(thes[head]):
-            if syn == head or not SYN_RE.match(syn) or len(syn.split()) > MAX_PHRASE_WORDS:
-                continue
-            if syn in FUNCTION_WORDS or head not in sets.get(syn, ()):
-                continue
-            cands.append((-len(sets[head] & sets[syn]), syn))
-        syns = [s for _, s in sorted(cands)[:MAX_SYNS]]
+        syns = spinner_synonyms(head, thes, sets)
         if syns:
             out[tuple(head.split())] = syns
     return out

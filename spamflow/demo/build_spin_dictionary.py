@@ -61,18 +61,24 @@ def build(moby: Path) -> list[str]:
                 heads.add(phrase)
     lines = []
     for head in sorted(heads):
-        cands = []
-        for syn in dict.fromkeys(thes[head]):
-            if syn == head or not SYN_RE.match(syn) or len(syn.split()) > MAX_PHRASE_WORDS:
-                continue
-            if syn in FUNCTION_WORDS or head not in sets.get(syn, ()):
-                continue
-            shared = len(sets[head] & sets[syn])
-            cands.append((-shared, syn))
-        syns = [s for _, s in sorted(cands)[:MAX_SYNS]]
+        syns = spinner_synonyms(head, thes, sets)
         if syns:
             lines.append("|".join([head] + syns))
     return lines
+
+
+def spinner_synonyms(head: str, thes: dict[str, list[str]], sets: dict[str, set[str]]) -> list[str]:
+    """The synonyms a spinner's dictionary gets for ``head``: mutual Moby synonyms of at most
+    MAX_PHRASE_WORDS words that are not function words, the MAX_SYNS sharing most Moby
+    neighbours with the head first (ties alphabetical)."""
+    cands = []
+    for syn in dict.fromkeys(thes[head]):
+        if syn == head or not SYN_RE.match(syn) or len(syn.split()) > MAX_PHRASE_WORDS:
+            continue
+        if syn in FUNCTION_WORDS or head not in sets.get(syn, ()):
+            continue
+        cands.append((-len(sets[head] & sets[syn]), syn))
+    return [syn for _, syn in sorted(cands)[:MAX_SYNS]]
 
 
 def main() -> None:
