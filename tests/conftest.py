@@ -29,6 +29,18 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def demo_once(tmp_path_factory) -> dict:
+    """One `spamflow demo` run shared by the detectors' demo tests, which only read its
+    outputs (each used to run the whole DAG again): ``{"workdir", "manifest"}``, the
+    manifest as run.json was right after the demo."""
+    workdir = tmp_path_factory.mktemp("demo-once") / "demo"
+    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--workdir", str(workdir), "--no-progress"],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text())}
+
+
 def spamflow_exe() -> str:
     exe = shutil.which("spamflow") or str(Path(sys.executable).parent / "spamflow")
     return exe

@@ -11,13 +11,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from test_demo_run import _demo
 
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory) -> dict:
-    workdir = tmp_path_factory.mktemp("hss") / "demo"
-    return {**_demo(workdir), "workdir_path": workdir}
+def demo_run(demo_once) -> dict:
+    return {**demo_once["manifest"], "workdir_path": demo_once["workdir"]}
 
 
 def _truth(stages: dict) -> dict:

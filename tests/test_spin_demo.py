@@ -4,8 +4,6 @@ promoted site, and no honest page is called spun (ground truth: labels/ and trut
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,12 +15,8 @@ from spamflow.domains import registered_domain
 
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory) -> dict:
-    workdir = tmp_path_factory.mktemp("spin-demo") / "demo"
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--workdir", str(workdir), "--no-progress"],
-                         capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return json.loads((workdir / "run.json").read_text())
+def demo_run(demo_once) -> dict:
+    return demo_once["manifest"]
 
 
 def _labels(stages: dict) -> dict[tuple[str, str], str]:
