@@ -24,6 +24,15 @@ import numpy as np
 _32 = np.uint64(32)
 
 
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts in a sorted array (empty for an empty one).
+
+    >>> run_starts(np.array([1, 1, 4, 5, 5])).tolist()
+    [0, 2, 3]
+    """
+    return np.flatnonzero(np.r_[True, values[1:] != values[:-1]]) if len(values) else np.empty(0, np.intp)
+
+
 def gram_bucket(grams: np.ndarray, buckets: int) -> np.ndarray:
     """Bucket of each gram hash, in [0, buckets), non-decreasing in the hash."""
     return ((grams >> _32) * np.uint64(buckets)) >> _32
@@ -42,7 +51,7 @@ def by_bucket(bucket: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[int, t
         order = np.argsort(bucket.astype(np.uint32 if bucket.max() >= 2**16 else np.uint16), kind="stable")
         bucket = bucket[order]
         columns = tuple(column[order] for column in columns)
-    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    starts = run_starts(bucket)
     ends = np.r_[starts[1:], len(bucket)]
     for start, end in zip(starts.tolist(), ends.tolist()):
         yield int(bucket[start]), tuple(column[start:end] for column in columns)
@@ -54,7 +63,7 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
         return keys, counts
     order = np.argsort(keys, kind="stable")
     keys, counts = keys[order], counts[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    starts = run_starts(keys)
     return keys[starts], np.add.reduceat(counts, starts).astype(counts.dtype)
 
 
@@ -62,7 +71,7 @@ def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values (``np.unique`` without its hash path, which NumPy 2.3+
     takes for plain calls and which is ~15x slower on 64-bit keys than sorting)."""
     values = np.sort(values)
-    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+    return values[run_starts(values)]
 
 
 class RowBuffer:

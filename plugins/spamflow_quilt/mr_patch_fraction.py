@@ -65,7 +65,7 @@ class MRPatchFraction(QuiltJob):
         docs, n_grams, domains, ips = joined(rows.get(b"S"), 4)
         hit_docs, hit_grams = joined(rows.get(b"H"), 2)
         order = np.argsort(docs)
-        page = order[np.searchsorted(docs[order], hit_docs)] if len(docs) else hit_docs  # every hit has its page
+        page = order[np.searchsorted(docs[order], hit_docs)]  # every hit has its page
         n_patch = np.bincount(page, minlength=len(docs)).astype(np.uint64)
         with np.errstate(divide="ignore", invalid="ignore"):
             patchy = (n_grams > 0) & (n_patch / n_grams >= self.options.theta)

@@ -13,6 +13,7 @@ import numpy as np
 from mrjob.protocol import JSONProtocol
 from mrjob.step import MRStep
 
+from spamflow_quilt.buckets import run_starts
 from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
 from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, untagged
 from spamflow_quilt.triples import iter_pair_triples
@@ -60,7 +61,7 @@ class MRQuiltCover(QuiltJob):
         docs, grams, others = docs[keep], grams[keep], others[keep]
         order = np.argsort(docs, kind="stable")
         docs, grams, others = docs[order], grams[order], others[order]
-        starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]]) if len(docs) else np.empty(0, np.int64)
+        starts = run_starts(docs)
         ends = np.r_[starts[1:], len(docs)]
         size = dict(zip(patchy_docs.tolist(), zip(n_patch.tolist(), n_grams.tolist())))
         for start, end in zip(starts.tolist(), ends.tolist()):

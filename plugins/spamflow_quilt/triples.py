@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from spamflow_quilt.buckets import run_starts
 from spamflow_quilt.servers import NO_SERVER_ID
 
 CHUNK_TRIPLES = 1 << 22
@@ -37,7 +38,7 @@ def iter_pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, 
         return
     order = np.lexsort((docs, grams))
     grams, docs, servers = grams[order], docs[order], servers[order]
-    starts = np.flatnonzero(np.r_[True, grams[1:] != grams[:-1]])
+    starts = run_starts(grams)
     sizes = np.diff(np.r_[starts, len(grams)])
     cumulative = np.cumsum(sizes.astype(np.int64) ** 2)
     first = 0
