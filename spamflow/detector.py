@@ -8,6 +8,7 @@ requires and a temporary output directory, and publishes that directory atomical
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -83,6 +84,16 @@ class Stage:
     """Stages whose outputs ``run`` reads: ``parse`` or names of other detectors."""
     uses_mapreduce: ClassVar[bool] = False
     """True if ``run`` starts mrjob jobs: the configured runner is then checked at validation."""
+
+    @classmethod
+    def upstream(cls, params: BaseModel, selected: Mapping[str, type[Stage]]) -> tuple[str, ...]:
+        """The stages ``run`` reads, given its parameters and every detector the config selects.
+
+        The default is the fixed ``requires``.  A stage that reads whatever the run holds (the
+        classifier joins every selected detector's per-host table) overrides this; it must not
+        name itself, and names outside ``selected`` other than ``parse`` are config errors.
+        """
+        return cls.requires
 
     def run(self, ctx: StageContext) -> StageResult:
         raise NotImplementedError(f"detector {self.name!r} does not implement run()")

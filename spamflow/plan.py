@@ -97,10 +97,16 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
             raise ConfigError(f"{config.where()}: detectors require each other in a cycle: {cycle}")
         visiting.append(name)
         cls = plugins.detectors[name].cls
-        for need in cls.requires:
+        needs = tuple(cls.upstream(config.detectors[name], selected))
+        for need in needs:
+            if need not in selected and need not in planned:
+                raise ConfigError(f"{config.where()}: detector {name!r} reads stage {need!r}, "
+                                  f"which this config does not run; add {need!r} under detectors:")
             visit(need)
         visiting.pop()
-        add(cls, config.detectors[name].model_dump(mode="json"), tuple(cls.requires))
+        add(cls, config.detectors[name].model_dump(mode="json"), needs)
+
+    selected = {n: plugins.detectors[n].cls for n in config.detectors}
 
     for name in config.detectors:
         visit(name)
