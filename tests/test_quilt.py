@@ -132,6 +132,35 @@ def test_batch_shingling_equals_gram_hashes_page_by_page():
             assert got[offsets[i]:offsets[i + 1]].tolist() == gram_hashes(words or [], k)
 
 
+def test_shingle_file_holds_one_line_per_page_of_the_snapshot_with_any_number_of_workers(tmp_path):
+    """write_shingles over a folder of Parquet parts with several row groups: the lines of
+    one snapshot, each as shingle_line writes it from the plain definition, whatever the
+    number of worker processes."""
+    import pyarrow.parquet as pq
+    from spamflow_quilt.shingle import write_shingles
+
+    pages = random_corpus(3, n=60)
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for part in range(2):
+        chunk = pages[part * 30:(part + 1) * 30]
+        pq.write_table(pa.table({"doc_id": pa.array([p["doc_id"] for p in chunk], pa.int64()),
+                                 "words": pa.array([p["words"] for p in chunk], pa.list_(pa.string())),
+                                 "domain": [p["domain"] for p in chunk], "ip": [p["ip"] for p in chunk],
+                                 "snapshot": ["s1" if i % 3 else "s2" for i in range(len(chunk))]}),
+                       folder / f"part-{part}.parquet", row_group_size=7)
+    snapshot_pages = [p for part in range(2) for i, p in enumerate(pages[part * 30:(part + 1) * 30]) if i % 3]
+    expected = sorted(shingle_line(p["doc_id"], gram_hashes(p["words"], 3), p["domain"], p["ip"])
+                      for p in snapshot_pages)
+    for workers in (1, 2, 3):
+        out = tmp_path / f"shingles-{workers}.tsv"
+        counts = write_shingles(folder, out, 3, snapshot="s1", workers=workers)
+        assert sorted(out.read_bytes().splitlines()) == expected
+        assert counts["pages"] == len(snapshot_pages)
+        assert counts["grams"] == sum(len(gram_hashes(p["words"], 3)) for p in snapshot_pages)
+        assert not list(tmp_path.glob("*.part*"))
+
+
 def test_hand_worked_quilt():
     # page 1 is stitched from pages 2, 3 and 4 (k=2); page 5 shares one gram with page 2
     pages = [
@@ -218,3 +247,25 @@ def test_attribution_compares_urls_as_parse_normalises_them():
 
     assert normal_url("HTTP://Example.COM") == "http://example.com/"
     assert normal_url("http://example.com/a/./b#x") == "http://example.com/a/b"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_combining_popular_grams_keeps_every_patch_decision(seed):
+    """Job (a)'s combiner may drop pages of a gram seen in more than m pages; the patch-gram
+    decision (1 < df <= m) over any split of the rows into tasks must not change."""
+    from spamflow_quilt.mr_gram_df import POPULAR, collapse_popular
+
+    rng = np.random.default_rng(seed)
+    m = 4
+    grams = rng.integers(0, 30, 400).astype(np.uint64)
+    docs = rng.integers(1, 2**62, 400).astype(np.uint64)
+    truth = {g: len(set(docs[grams == g].tolist())) for g in set(grams.tolist())}
+    tasks = np.array_split(rng.permutation(400), 3)  # three map tasks, each combined on its own
+    parts = [collapse_popular(grams[t], docs[t], m) for t in tasks]
+    merged = collapse_popular(np.concatenate([g for g, _ in parts]), np.concatenate([d for _, d in parts]), m)
+    for g, df in truth.items():
+        rows = merged[1][merged[0] == g]
+        if df > m:
+            assert rows.tolist() == [int(POPULAR)]
+        else:
+            assert sorted(rows.tolist()) == sorted(set(docs[grams == g].tolist()))

@@ -81,7 +81,7 @@ def test_hadoop_streaming_processes_equal_the_reference(tmp_path):
     df = tmp_path / "df.tsv"
     df.write_bytes(_streaming_job(MRGramDocumentFrequency, m, [shingles]))
     patchy = tmp_path / "patchy.tsv"
-    patchy.write_bytes(_streaming_job(MRPatchFraction, [*m, "--theta", str(PARAMS.theta)], [shingles, df]))
+    patchy.write_bytes(_streaming_job(MRPatchFraction, [*m, "--theta", str(PARAMS.theta)], [df]))
     covers = _streaming_job(MRQuiltCover, [*m, "--c", str(PARAMS.c), "--foreign", PARAMS.foreign],
                             [patchy])
     found = sorted((json.loads(k), json.loads(v)["sources"])

@@ -66,7 +66,7 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
         return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
 
     patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv", m)
-    patchy = job(MRPatchFraction, [shingles, patch_grams], patchy_dir / "patchy_pages.tsv",
+    patchy = job(MRPatchFraction, [patch_grams], patchy_dir / "patchy_pages.tsv",
                  [*m, "--theta", repr(params.theta)])
     cover_args = [*m, "--c", str(params.c), "--foreign", params.foreign]
     if params.phi is not None:
@@ -80,8 +80,9 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
     return sorted(found)
 
 
-def shingled(pages: Path, work: Path, k: int, snapshot: str) -> tuple[Path, dict[str, int]]:
-    """The snapshot's shingle file for k under ``work/<snapshot>/k<k>/`` (reused if there)."""
+def shingled(pages: Path, work: Path, k: int, snapshot: str, workers: int = 1) -> tuple[Path, dict[str, int]]:
+    """The snapshot's shingle file for k under ``work/<snapshot>/k<k>/`` (reused if there),
+    written by ``workers`` processes."""
     folder = work / snapshot / f"k{k}"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "shingles.tsv"
@@ -89,7 +90,7 @@ def shingled(pages: Path, work: Path, k: int, snapshot: str) -> tuple[Path, dict
     if path.exists() and counts_path.exists():
         return path, json.loads(counts_path.read_text())
     tmp = folder / f".shingles.tsv.tmp-{os.getpid()}"
-    counts = write_shingles(pages, tmp, k, snapshot=snapshot)
+    counts = write_shingles(pages, tmp, k, snapshot=snapshot, workers=workers)
     tmp.replace(path)
     counts_path.write_text(json.dumps(counts))
     return path, counts
@@ -114,7 +115,8 @@ class QuiltDetector(Detector):
         counts: Counter[str] = Counter()
         quilts: list[dict] = []
         for snapshot in snapshots:
-            shingles, shingle_counts = shingled(pages_path, ctx.outdir / "work", params.k, snapshot)
+            shingles, shingle_counts = shingled(pages_path, ctx.outdir / "work", params.k, snapshot,
+                                                ctx.settings.workers)
             counts.update(shingle_counts)
             for doc_id, cover in find_quilts(shingles, shingles.parent, params, ctx.settings.runner,
                                              ctx.settings.runner_args):

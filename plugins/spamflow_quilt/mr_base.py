@@ -7,13 +7,12 @@ its value starts with one letter saying what the rows are:
 ====  =====================================  ============================================
 kind  columns                                meaning
 ====  =====================================  ============================================
-G     gram, doc                              a page contains the gram
-D     gram, count                            pages of the gram counted so far (job (a))
+G     gram, doc                              a page contains the gram (POPULAR: > m pages)
 P     gram, df                               a patch gram (job (a)'s output)
 S     doc, n_grams, domain id, ip id         a page: its number of distinct grams, its servers
-H     doc, gram                              a page contains a patch gram
+H     doc, gram                              a page contains a patch gram (job (a)'s output)
 Q     doc, n_patch_grams, n_grams            a patchy page (job (b)'s output)
-R     gram, doc, domain id, ip id            a page contains a patch gram (job (b)'s output)
+R     gram, doc, domain id, ip id, patchy    a page contains a patch gram (job (b)'s output)
 T     doc, gram, other doc                   a triple of Section 2 (job (c))
 ====  =====================================  ============================================
 

@@ -1,26 +1,67 @@
-"""Job (a): document frequency of every k-gram, keeping the patch grams (1 < df ≤ m).
+"""Job (a): document frequency of every k-gram, keeping the patch grams (1 < df ≤ m) with
+the pages that contain them.
 
 Input: shingle lines ``doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct per page:
-set semantics).  Output: ``g<bucket><TAB>P <packed gram, df>``.  Mappers count the grams
-they read (in-mapper combining), combiners and reducers add counts per bucket.
+set semantics).  Mappers emit a (gram, page) row per gram of a page, keyed by gram bucket,
+and each page's size and servers (``S``), keyed by page bucket.  A gram's reducer sees all
+its pages, so it knows df(g) *and* the postings of the patch grams: the join of Figure 5
+(``docToGrams ⋈ patchGrams``) happens here, and job (b) never reads the corpus again.
+
+Combining: a gram seen in more than m pages within one task can never be a patch gram, so
+mappers and combiners replace its rows by one row for a page that cannot exist
+(:data:`POPULAR`): boilerplate, the bulk of a web corpus's grams, costs one row per task.
+
+Output: ``d<bucket><TAB>H <packed doc, gram>`` (a page contains a patch gram), the pages
+``d<bucket><TAB>S <packed doc, n_grams, domain id, ip id>``, and
+``g<bucket><TAB>P <packed gram, df>`` (the patch grams, read by the benchmark and reports).
 """
 
 import numpy as np
 
-from spamflow_quilt.buckets import RowBuffer, sum_by_key
+from spamflow_quilt.buckets import RowBuffer, run_starts
 from spamflow_quilt.mr_base import QuiltJob, joined, page_fields, rows_of, tagged
 from spamflow_quilt.packed import unpack
+from spamflow_quilt.servers import server_id
+
+POPULAR = np.uint64(2**64 - 1)
+"""The page of a gram's "more than m pages" row: doc_ids have their top bit cleared."""
+
+
+def collapse_popular(grams: np.ndarray, docs: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(gram, page) rows sorted by gram, each gram with more than m rows (or a POPULAR row)
+    reduced to one POPULAR row: the df decision 1 < df ≤ m is the same before and after.
+
+    >>> g, d = collapse_popular(np.array([5, 3, 5, 5], np.uint64), np.array([1, 2, 3, 4], np.uint64), 2)
+    >>> g.tolist(), d.tolist() == [2, POPULAR]
+    ([3, 5], True)
+    """
+    order = np.lexsort((docs, grams))
+    grams, docs = grams[order], docs[order]
+    starts = run_starts(grams)
+    sizes = np.diff(np.r_[starts, len(grams)])
+    popular = (sizes > m) | np.maximum.reduceat(docs == POPULAR, starts) if len(grams) else sizes > m
+    if not popular.any():
+        return grams, docs
+    keep = ~np.repeat(popular, sizes)
+    keep[starts[popular]] = True  # one row stays for each popular gram
+    grams, docs = grams[keep], docs[keep].copy()
+    docs[np.repeat(popular, np.where(popular, 1, sizes))] = POPULAR
+    return grams, docs
 
 
 class MRGramDocumentFrequency(QuiltJob):
     def mapper_init(self):
-        self.pending = RowBuffer(1)
+        self.pending = RowBuffer(2)  # gram, doc
+        self.pages: list[tuple[int, int, int, int]] = []  # doc, n_grams, domain id, ip id
 
     def mapper(self, _, line):
         fields = page_fields(line)
         if fields is None:
             raise ValueError(f"job (a) reads shingle lines only, got {line[:80]!r}")
-        self.pending.add(unpack(fields[3])[0])
+        doc = int(fields[0])
+        (grams,) = unpack(fields[3])
+        self.pending.add(grams, np.full(len(grams), doc, np.uint64))
+        self.pages.append((doc, len(grams), server_id(fields[1].decode()), server_id(fields[2].decode())))
         if self.pending.rows >= self.options.flush_rows:
             yield from self.flush()
 
@@ -28,19 +69,35 @@ class MRGramDocumentFrequency(QuiltJob):
         yield from self.flush()
 
     def flush(self):
-        (grams,) = self.pending.take()
-        grams, df = np.unique(grams, return_counts=True)
-        yield from self.by_grams(b"D", grams.astype(np.uint64), df.astype(np.uint32))
+        grams, docs = self.pending.take()
+        yield from self.by_grams(b"G", *collapse_popular(grams, docs, self.options.m))
+        pages = np.array(self.pages, np.uint64).reshape(-1, 4).T
+        self.pages = []
+        yield from self.by_docs(b"S", *pages)
 
     def combiner(self, key, values):
-        grams, df = sum_by_key(*joined(rows_of(values).get(b"D"), 2))
-        yield key, tagged(b"D", grams, df)
+        rows = rows_of(values)
+        if key.startswith(b"d"):
+            yield from self.passed_on(key, rows, b"S")
+            return
+        grams, docs = joined(rows.get(b"G"), 2)
+        yield key, tagged(b"G", *collapse_popular(grams, docs, self.options.m))
 
     def reducer(self, key, values):
-        grams, df = sum_by_key(*joined(rows_of(values).get(b"D"), 2))
-        keep = (df > 1) & (df <= self.options.m)
-        if keep.any():
-            yield key, tagged(b"P", grams[keep], df[keep])
+        rows = rows_of(values)
+        if key.startswith(b"d"):
+            yield from self.passed_on(key, rows, b"S")
+            return
+        grams, docs = joined(rows.get(b"G"), 2)
+        grams, docs = collapse_popular(grams, docs, self.options.m)
+        starts = run_starts(grams)
+        df = np.diff(np.r_[starts, len(grams)])
+        patch = (df > 1) & (docs[starts] != POPULAR)  # a POPULAR row stands alone: df > m
+        if not patch.any():
+            return
+        yield key, tagged(b"P", grams[starts[patch]], df[patch].astype(np.uint32))
+        hit = np.repeat(patch, df)
+        yield from self.by_docs(b"H", docs[hit], grams[hit])
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 page, the greedy set cover of Section 2, keeping pages with at least c sources.
 
 Input: the output of job (b), the patchy pages and the rows of patch grams (gram, page,
-domain id, ip id).  ``--foreign domain|ip`` keeps only triples whose two pages are on
+domain id, ip id, patchy).  ``--foreign domain|ip`` keeps only triples whose two pages are on
 different servers (Section 3; a page whose server is unknown is foreign to none).  Step 1
-makes each gram bucket's triples; step 2 joins each page bucket's triples with its patchy
-pages and covers.  The output, one line per quilted page, is JSON:
+makes each gram bucket's triples (d, g, d') with d patchy (only a patchy page can be a
+quilt); step 2 joins each page bucket's triples with its patchy pages and covers.  The
+output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
@@ -47,10 +48,11 @@ class MRQuiltCover(QuiltJob):
         if key.startswith(b"d"):  # patchy pages pass through to step 2
             yield from self.passed_on(key, rows, b"Q")
             return
-        grams, docs, domains, ips = joined(rows.get(b"R"), 4)
+        grams, docs, domains, ips, patchy = joined(rows.get(b"R"), 5)
         foreign = self.options.foreign
         servers = {"none": domains, "domain": domains, "ip": ips}[foreign]
-        for doc, gram, other in iter_pair_triples(grams, docs, servers, foreign=foreign != "none"):
+        for doc, gram, other in iter_pair_triples(grams, docs, servers, foreign=foreign != "none",
+                                                  left=patchy.astype(bool)):
             yield from self.by_docs(b"T", doc, gram, other)
 
     def cover(self, key, values):

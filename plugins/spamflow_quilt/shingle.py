@@ -13,13 +13,17 @@ True
 
 from __future__ import annotations
 
+import multiprocessing
+import shutil
+from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from xxhash import xxh3_64_intdigest
 
 from spamflow_quilt.packed import pack
@@ -88,22 +92,59 @@ def shingle_line(doc_id: int, grams: Sequence[int] | np.ndarray, domain: str | N
     return head + pack(np.asarray(grams, np.uint64))
 
 
-def write_shingles(pages: Path, out: Path, k: int, snapshot: str | None = None) -> dict[str, int]:
+def write_shingles(pages: Path, out: Path, k: int, snapshot: str | None = None, *,
+                   workers: int = 1) -> dict[str, int]:
     """One :func:`shingle_line` per page, the input of the MapReduce jobs.  Pages with fewer
-    than k words are written with no grams: they count as pages but can never be quilted."""
-    counts = {"pages": 0, "pages_without_grams": 0, "grams": 0}
-    table = ds.dataset(pages, format="parquet")
-    columns = ["doc_id", "words", "domain", "ip"]
-    where = None if snapshot is None else pc.field("snapshot") == snapshot
+    than k words are written with no grams: they count as pages but can never be quilted.
+
+    With ``workers`` > 1 the Parquet row groups are shared among that many processes, each
+    writing a part that is then appended to ``out``; the lines are the same, in another order
+    (the jobs do not depend on the order of their input)."""
+    units = row_groups(pages)
+    shares = [units[i::workers] for i in range(workers)] if workers > 1 else [units]
+    shares = [share for share in shares if share] or [[]]
+    parts = [out.with_name(f"{out.name}.part{i}") for i in range(len(shares))]
+    jobs = [(share, part, k, snapshot) for share, part in zip(shares, parts)]
+    if len(jobs) == 1:
+        results = [_shingle_share(jobs[0])]
+    else:
+        with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(_shingle_share, jobs))
+    counts: Counter[str] = Counter({"pages": 0, "pages_without_grams": 0, "grams": 0})
     with open(out, "wb") as fh:
-        for batch in table.to_batches(columns=columns, filter=where, batch_size=2048):
-            grams, offsets = batch_gram_hashes(batch.column("words"), k)
-            sizes = np.diff(offsets)
-            counts["pages"] += batch.num_rows
-            counts["grams"] += int(sizes.sum())
-            counts["pages_without_grams"] += int((sizes == 0).sum())
-            docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
-            bounds = offsets.tolist()
-            fh.writelines(shingle_line(doc, grams[bounds[i]:bounds[i + 1]], domain, ip) + b"\n"
-                          for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)))
+        for part, result in zip(parts, results):
+            counts.update(result)
+            with open(part, "rb") as src:
+                shutil.copyfileobj(src, fh, 1 << 22)
+            part.unlink()
+    return dict(counts)
+
+
+def row_groups(pages: Path) -> list[tuple[str, int]]:
+    """Every (Parquet file, row group) of a page table (one file or a folder of parts)."""
+    files = sorted(pages.rglob("*.parquet")) if pages.is_dir() else [pages]
+    return [(str(f), i) for f in files for i in range(pq.ParquetFile(f).num_row_groups)]
+
+
+def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None]) -> dict[str, int]:
+    """Shingle some row groups into one part file (runs in a worker process)."""
+    units, out, k, snapshot = job
+    counts = {"pages": 0, "pages_without_grams": 0, "grams": 0}
+    with open(out, "wb") as fh:
+        for path, group in units:
+            columns = ["doc_id", "words", "domain", "ip"] + (["snapshot"] if snapshot is not None else [])
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=2048, row_groups=[group], columns=columns):
+                if snapshot is not None:
+                    batch = batch.filter(pc.equal(batch.column("snapshot"), snapshot))
+                if batch.num_rows == 0:
+                    continue
+                grams, offsets = batch_gram_hashes(batch.column("words"), k)
+                sizes = np.diff(offsets)
+                counts["pages"] += batch.num_rows
+                counts["grams"] += int(sizes.sum())
+                counts["pages_without_grams"] += int((sizes == 0).sum())
+                docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
+                bounds = offsets.tolist()
+                fh.writelines(shingle_line(doc, grams[bounds[i]:bounds[i + 1]], domain, ip) + b"\n"
+                              for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)))
     return counts

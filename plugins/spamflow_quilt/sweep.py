@@ -54,8 +54,9 @@ def sweep_points(pivot: QuiltParams, ranges: Mapping[str, Sequence]) -> list[Qui
 
 
 def run_sweep(pages: Path, work: Path, points: Iterable[QuiltParams], runner: str,
-              runner_args: tuple[str, ...] = ()) -> list[dict]:
-    """One Table 1 row per point, over every snapshot of the page table."""
+              runner_args: tuple[str, ...] = (), *, workers: int = 1) -> list[dict]:
+    """One Table 1 row per point, over every snapshot of the page table (shingled by ``workers``
+    processes)."""
     table = ds.dataset(pages, format="parquet").to_table(columns=["snapshot"])
     snapshots = sorted(set(table["snapshot"].to_pylist()))
     n_pages = table.num_rows
@@ -65,7 +66,7 @@ def run_sweep(pages: Path, work: Path, points: Iterable[QuiltParams], runner: st
         pivot = pivot or point
         quilted, sources = 0, 0
         for snapshot in snapshots:
-            shingles, _ = shingled(pages, work, point.k, snapshot)
+            shingles, _ = shingled(pages, work, point.k, snapshot, workers)
             for _doc, cover in find_quilts(shingles, shingles.parent, point, runner, runner_args):
                 quilted += 1
                 sources += len(cover["sources"])

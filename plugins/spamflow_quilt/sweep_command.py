@@ -60,7 +60,7 @@ def run_command(args: argparse.Namespace) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     started = time.time()
     rows = run_sweep(Path(parse["outputs"]["pages"]), config.workdir / "sweeps" / f"quilt-work-{parse['signature']}",
-                     points, settings.runner, settings.runner_args)
+                     points, settings.runner, settings.runner_args, workers=settings.workers)
     write_table(rows, outdir / "table1.csv")
     plot_figure3(rows, outdir / "figure3.png")
     manifest["stages"]["quilt_sweep"] = {

@@ -21,23 +21,26 @@ CHUNK_TRIPLES = 1 << 22
 """Triples made at once (bounds a reducer's memory at ~100 MB)."""
 
 
-def pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, *,
-                 foreign: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All (doc, gram, other doc) of the given (gram, doc, server) rows, as three arrays."""
-    parts = list(iter_pair_triples(grams, docs, servers, foreign=foreign))
+def pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, *, foreign: bool,
+                 left: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All (doc, gram, other doc) of the given (gram, doc, server) rows, as three arrays;
+    with ``left`` (a mask over the rows), only those whose doc is a row in the mask."""
+    parts = list(iter_pair_triples(grams, docs, servers, foreign=foreign, left=left))
     if not parts:
         empty = np.empty(0, np.uint64)
         return empty, empty, empty
     return tuple(np.concatenate(column) for column in zip(*parts))  # type: ignore[return-value]
 
 
-def iter_pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, *,
-                      foreign: bool) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def iter_pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, *, foreign: bool,
+                      left: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """:func:`pair_triples` in chunks of about :data:`CHUNK_TRIPLES`, whole grams each."""
     if len(grams) == 0:
         return
+    if left is None:
+        left = np.ones(len(grams), bool)
     order = np.lexsort((docs, grams))
-    grams, docs, servers = grams[order], docs[order], servers[order]
+    grams, docs, servers, left = grams[order], docs[order], servers[order], left[order]
     starts = run_starts(grams)
     sizes = np.diff(np.r_[starts, len(grams)])
     cumulative = np.cumsum(sizes.astype(np.int64) ** 2)
@@ -46,14 +49,15 @@ def iter_pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, 
         done = int(cumulative[first - 1]) if first else 0
         last = max(int(np.searchsorted(cumulative, done + CHUNK_TRIPLES, side="right")), first + 1)
         lo, hi = starts[first], (starts[last] if last < len(starts) else len(grams))
-        yield _triples(grams[lo:hi], docs[lo:hi], servers[lo:hi], starts[first:last] - lo, sizes[first:last],
-                       foreign)
+        yield _triples(grams[lo:hi], docs[lo:hi], servers[lo:hi], left[lo:hi], starts[first:last] - lo,
+                       sizes[first:last], foreign)
         first = last
 
 
-def _triples(grams, docs, servers, starts, sizes, foreign):
-    """Every ordered pair of distinct rows within each group (rows sorted by gram)."""
-    row_size = np.repeat(sizes, sizes)  # for each row, the size of its gram's group
+def _triples(grams, docs, servers, left_ok, starts, sizes, foreign):
+    """Every ordered pair of distinct rows within each group (rows sorted by gram), the
+    first of the pair a row of ``left_ok``."""
+    row_size = np.repeat(sizes, sizes) * left_ok  # for each row, the pairs it starts
     row_start = np.repeat(starts, sizes)
     left = np.repeat(np.arange(len(grams)), row_size)
     offsets = np.arange(len(left)) - np.repeat(np.cumsum(row_size) - row_size, row_size)
