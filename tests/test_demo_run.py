@@ -52,10 +52,11 @@ def _demo(workdir: Path, *extra: str) -> dict:
     return json.loads((workdir / "run.json").read_text())
 
 
-def test_demo_writes_run_json_and_one_page_row_per_html_page(tmp_path):
-    manifest = _demo(tmp_path / "demo")
+def test_demo_writes_run_json_and_one_page_row_per_html_page(demo_once):
+    manifest = demo_once["manifest"]  # the shared `spamflow demo` run (conftest)
     assert manifest["status"] == "success"
-    assert list(manifest["stages"]) == ["demo", "ingest", "parse", "obvious", "quilt", "hss", "links", "content", "spin"]
+    assert list(manifest["stages"]) == ["demo", "crawl", "ingest", "parse", "obvious", "quilt", "hss", "links", "content",
+                                       "spin"]
     stages = manifest["stages"]
     expected = _html_pages(Path(stages["demo"]["outputs"]["warc"]))
     assert expected == {"2026-01": 349, "2026-02": 374}  # docs/demo.md
@@ -70,7 +71,7 @@ def test_demo_writes_run_json_and_one_page_row_per_html_page(tmp_path):
     labelled = {line.split("\t")[0] for line in labels.read_text().splitlines()[1:]}
     assert set(pages["host"].to_pylist()) <= labelled
     _check_quilts(stages)
-    again = _demo(tmp_path / "demo")
+    again = _demo(demo_once["workdir"])
     assert not any(s["ran_now"] for s in again["stages"].values())
 
 
@@ -106,5 +107,5 @@ def test_demo_through_a_real_luigid(tmp_path, luigid):
     manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
     assert manifest["status"] == "success"
     done = luigid_tasks(luigid, "DONE")
-    assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "demo", "hss", "ingest", "links", "obvious", "parse",
-                                                                     "quilt", "spin"]
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "crawl", "demo", "hss", "ingest", "links", "obvious",
+                                                                     "parse", "quilt", "spin"]
