@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow.domains import host_of, registered_domain
@@ -129,12 +131,17 @@ def _chain_ends(revisits: list[Revisit]) -> list[list[Key]]:
     return ends
 
 
-def _row_keys(batch: pa.RecordBatch) -> Iterator[tuple[int, list[Key]]]:
-    ids = batch.column("doc_id").to_pylist()
-    urls = batch.column("url").to_pylist()
-    times = batch.column("fetch_time").to_pylist()
-    for i, (doc_id, url, when) in enumerate(zip(ids, urls, times)):
-        yield i, [("id", doc_id), ("at", (url, when))]
+def _batch_matches(batch: pa.RecordBatch, ids: pa.Array, urls: pa.Array) -> Iterator[tuple[int, Key]]:
+    """(row, key) for the rows of ``batch`` whose doc_id is in ``ids`` or whose url is in
+    ``urls`` (vectorised: only those rows become Python objects)."""
+    for row in np.flatnonzero(pc.is_in(batch.column("doc_id"), value_set=ids).to_numpy(zero_copy_only=False)):
+        yield int(row), ("id", batch.column("doc_id")[row].as_py())
+    hits = np.flatnonzero(pc.is_in(batch.column("url"), value_set=urls).to_numpy(zero_copy_only=False))
+    if len(hits):
+        picked = pa.array(hits)
+        for row, url, when in zip(hits, batch.column("url").take(picked).to_pylist(),
+                                  batch.column("fetch_time").take(picked).to_pylist()):
+            yield int(row), ("at", (url, when))
 
 
 def resolve_revisits(revisits: list[Revisit], parts: Iterable[Path], out_path: Path) -> Resolution:
@@ -152,15 +159,16 @@ def resolve_revisits(revisits: list[Revisit], parts: Iterable[Path], out_path: P
         for rank, key in enumerate(keys):
             wanted.setdefault(key, []).append((i, rank))
     best: dict[int, tuple[int, int, int]] = {}  # revisit -> (preference, part, row), first match kept
+    ids = pa.array([k[1] for k in wanted if k[0] == "id"], pa.int64())
+    urls = pa.array(list({k[1][0] for k in wanted if k[0] == "at"}), pa.string())  # type: ignore[index]
     parts = list(parts)
     for p, part in enumerate(parts):
         base = 0
         for batch in pq.ParquetFile(part).iter_batches(batch_size=READ_ROWS, columns=["doc_id", "url", "fetch_time"]):
-            for row, keys in _row_keys(batch):
-                for key in keys:
-                    for i, rank in wanted.get(key, ()):
-                        if i not in best or rank < best[i][0]:
-                            best[i] = (rank, p, base + row)
+            for row, key in _batch_matches(batch, ids, urls):
+                for i, rank in wanted.get(key, ()):
+                    if i not in best or rank < best[i][0]:
+                        best[i] = (rank, p, base + row)
             base += batch.num_rows
     found = {i: (p, row) for i, (_, p, row) in best.items()}
     by_part: dict[int, list[tuple[int, int]]] = {}
@@ -191,13 +199,17 @@ def resolve_revisits(revisits: list[Revisit], parts: Iterable[Path], out_path: P
 def _as_revisits(originals: pa.Table, revisits: list[Revisit]) -> pa.Table:
     """The original rows with each revisit's own identity."""
     statuses = originals.column("status").to_pylist()
-    hosts = [host_of(r.url) for r in revisits]
+    same_url = [r.url == url for r, url in zip(revisits, originals.column("url").to_pylist())]
+    hosts = [old if same else host_of(r.url)
+             for r, old, same in zip(revisits, originals.column("host").to_pylist(), same_url)]
+    domains = [old if same else registered_domain(host)
+               for old, host, same in zip(originals.column("domain").to_pylist(), hosts, same_url)]
     own = {
         "doc_id": [r.doc_id for r in revisits],
         "record_id": [r.record_id for r in revisits],
         "url": [r.url for r in revisits],
         "host": hosts,
-        "domain": [registered_domain(h) for h in hosts],
+        "domain": domains,
         "ip": [r.ip for r in revisits],
         "snapshot": [r.snapshot for r in revisits],
         "fetch_time": [r.fetch_time for r in revisits],
