@@ -21,7 +21,7 @@ output.  Start with `spamflow demo`; see docs/config.md for the config file.
 
 EPILOG = """\
 examples:
-  spamflow demo --workdir /tmp/spamflow-demo     generate the demo web and run on it
+  spamflow demo --workdir /tmp/spamflow-demo     generate the demo web, crawl it on loopback, run on it
   spamflow validate -c configs/example.yaml      check a config without running
   spamflow run -c configs/example.yaml           run (re-runs skip finished stages)
   spamflow run -c my.yaml --scheduler-host 127.0.0.1 --scheduler-port 8082
