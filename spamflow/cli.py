@@ -21,7 +21,7 @@ output.  Start with `spamflow demo`; see docs/config.md for the config file.
 
 EPILOG = """\
 examples:
-  spamflow demo --workdir /tmp/spamflow-demo     generate the demo web and run on it
+  spamflow demo --workdir /tmp/spamflow-demo     generate the demo web, crawl it on loopback, run on it
   spamflow validate -c configs/example.yaml      check a config without running
   spamflow run -c configs/example.yaml           run (re-runs skip finished stages)
   spamflow run -c my.yaml --scheduler-host 127.0.0.1 --scheduler-port 8082
@@ -55,12 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", required=True, help="YAML config file")
     _add_run_options(p, "override the config's workdir (outputs and run.json go here)")
 
-    p = sub.add_parser("demo", help="generate the bundled demo web and run on it", description=(
+    p = sub.add_parser("demo", help="generate the bundled demo web, crawl it and run on it", description=(
         "The same as `spamflow run -c configs/demo.yaml`, with the config shipped in the package: "
-        "needs no data beyond the installed package."))
+        "needs no data beyond the installed package.  The demo web is served on loopback addresses "
+        "(one per simulated IP) and crawled, each snapshot, before every other stage."))
     _add_run_options(p, "where to write (default: ./spamflow-demo)")
-    p.add_argument("--crawl", action="store_true",
-                   help="serve the demo web on loopback addresses and crawl it (configs/demo-crawl.yaml)")
+    crawl = p.add_mutually_exclusive_group()
+    crawl.add_argument("--no-crawl", dest="crawl", action="store_false",
+                       help="read the generated WARC files directly, without serving and crawling them")
+    crawl.add_argument("--crawl", dest="crawl", action="store_true", help="crawl the demo web (the default)")
     p.set_defaults(config=None, workdir="spamflow-demo")
 
     p = sub.add_parser("validate", help="check a config and show the stages it would run",
@@ -85,8 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def demo_config_path(crawl: bool = False) -> Path:
-    return Path(str(resources.files("spamflow") / "configs" / ("demo-crawl.yaml" if crawl else "demo.yaml")))
+def demo_config_path() -> Path:
+    return Path(str(resources.files("spamflow") / "configs" / "demo.yaml"))
+
+
+def _without_demo_crawl(config: Any) -> Any:
+    """``spamflow demo --no-crawl``: the demo config with ``input.demo.crawl`` false."""
+    model = config.model
+    if model.input.demo is None:
+        return config
+    demo = model.input.demo.model_copy(update={"crawl": False})
+    config.model = model.model_copy(update={"input": model.input.model_copy(update={"demo": demo})})
+    return config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,8 +134,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
     from spamflow.plan import plan_run
 
-    config_path = args.config or demo_config_path(getattr(args, "crawl", False))
+    config_path = args.config or demo_config_path()
     config = load_config(config_path, plugins, workdir=getattr(args, "workdir", None))
+    if args.command == "demo" and not args.crawl:
+        config = _without_demo_crawl(config)
     if args.command == "crawl":
         return _crawl(args, config)
     if args.command == "validate":

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError
 from spamflow.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
+from spamflow.revisits import Revisit, revisit_of
 from spamflow.warc_records import BadRecord, WarcRecord, iter_records
 
 BATCH_ROWS = 512
@@ -25,11 +26,14 @@ class FileParse:
     file: str
     counts: Counter[str] = field(default_factory=Counter)
     bad_records: list[dict[str, object]] = field(default_factory=list)
+    revisits: list[Revisit] = field(default_factory=list)
+    """Revisits that may be HTML pages, resolved once every file is parsed (``spamflow.revisits``)."""
 
 
 def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, max_bytes: int,
                     strict: bool = False, progress: Callable[[int], None] | None = None) -> FileParse:
-    """Parse every HTML response of ``path`` into the Parquet file ``out_path``.
+    """Parse every HTML response of ``path`` into the Parquet file ``out_path``; collect
+    the revisits that may be pages in ``FileParse.revisits``.
 
     ``progress`` is called with the number of bytes of the file read so far.
     """
@@ -53,6 +57,13 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
             counts[f"records_{item.rec_type or 'unknown'}"] += 1
             if progress is not None:
                 progress(item.offset)
+            if item.rec_type == "revisit":
+                revisit = revisit_of(item, snapshot)
+                if revisit.declares_non_html:
+                    counts["skipped_revisit_non_html"] += 1
+                else:
+                    result.revisits.append(revisit)
+                continue
             if item.rec_type != "response":
                 continue
             if not is_html_response(item):
@@ -74,7 +85,6 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
                 batch.clear()
         if len(batch):
             writer.write_table(batch.to_table())
-    counts["skipped_revisit"] = counts.get("records_revisit", 0)
     return result
 
 

@@ -1,5 +1,5 @@
-"""`spamflow demo` end to end: run.json, and a page table with one row per HTML response
-of the demo WARCs (counted here independently with warcio), locally and through luigid."""
+"""`spamflow demo` end to end: run.json, and a page table with one row per HTML page (response,
+or revisit of one) of the demo WARCs (counted here independently with warcio), locally and through luigid."""
 
 from __future__ import annotations
 
@@ -21,17 +21,26 @@ from conftest import luigid_tasks
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _html_responses(warc_dir: Path) -> dict[str, int]:
-    """Per snapshot folder: WARC response records with an HTML Content-Type."""
+def _html_pages(warc_dir: Path) -> dict[str, int]:
+    """Per snapshot folder: WARC response records with an HTML Content-Type, and revisit
+    records referring (WARC-Refers-To) to one of those."""
     counts: dict[str, int] = {}
+    html_ids: set[str] = set()
+    revisits: list[tuple[str, str]] = []
     for path in sorted(warc_dir.glob("*/*.warc.gz")):
         with open(path, "rb") as fh:
             for record in ArchiveIterator(fh):
+                if record.rec_type == "revisit":
+                    revisits.append((path.parent.name, record.rec_headers.get_header("WARC-Refers-To")))
                 if record.rec_type != "response":
                     continue
                 ctype = (record.http_headers.get_header("Content-Type") or "").split(";")[0].strip().lower()
                 if ctype in ("text/html", "application/xhtml+xml"):
                     counts[path.parent.name] = counts.get(path.parent.name, 0) + 1
+                    html_ids.add(record.rec_headers.get_header("WARC-Record-ID"))
+    for snapshot, refers_to in revisits:
+        if refers_to in html_ids:
+            counts[snapshot] += 1
     return counts
 
 
@@ -43,13 +52,14 @@ def _demo(workdir: Path, *extra: str) -> dict:
     return json.loads((workdir / "run.json").read_text())
 
 
-def test_demo_writes_run_json_and_one_page_row_per_html_response(tmp_path):
-    manifest = _demo(tmp_path / "demo")
+def test_demo_writes_run_json_and_one_page_row_per_html_page(demo_once):
+    manifest = demo_once["manifest"]  # the shared `spamflow demo` run (conftest)
     assert manifest["status"] == "success"
-    assert list(manifest["stages"]) == ["demo", "ingest", "parse", "obvious", "quilt", "hss", "links", "content", "spin"]
+    assert list(manifest["stages"]) == ["demo", "crawl", "ingest", "parse", "obvious", "quilt", "hss", "links", "content",
+                                       "spin"]
     stages = manifest["stages"]
-    expected = _html_responses(Path(stages["demo"]["outputs"]["warc"]))
-    assert len(expected) == 2 and all(n > 300 for n in expected.values())  # two snapshots, a few hundred pages
+    expected = _html_pages(Path(stages["demo"]["outputs"]["warc"]))
+    assert expected == {"2026-01": 349, "2026-02": 374}  # docs/demo.md
     pages = ds.dataset(stages["parse"]["outputs"]["pages"]).to_table(columns=["snapshot", "host", "domain", "ip"])
     got: dict[str, int] = {}
     for snapshot in pages["snapshot"].to_pylist():
@@ -61,7 +71,7 @@ def test_demo_writes_run_json_and_one_page_row_per_html_response(tmp_path):
     labelled = {line.split("\t")[0] for line in labels.read_text().splitlines()[1:]}
     assert set(pages["host"].to_pylist()) <= labelled
     _check_quilts(stages)
-    again = _demo(tmp_path / "demo")
+    again = _demo(demo_once["workdir"])
     assert not any(s["ran_now"] for s in again["stages"].values())
 
 
@@ -97,5 +107,5 @@ def test_demo_through_a_real_luigid(tmp_path, luigid):
     manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
     assert manifest["status"] == "success"
     done = luigid_tasks(luigid, "DONE")
-    assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "demo", "hss", "ingest", "links", "obvious", "parse",
-                                                                     "quilt", "spin"]
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "crawl", "demo", "hss", "ingest", "links", "obvious",
+                                                                     "parse", "quilt", "spin"]

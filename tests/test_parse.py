@@ -84,7 +84,8 @@ def test_other_records_are_counted_and_skipped(tmp_path):
     assert [r["url"] for r in rows] == ["http://a.example.com/", "http://a.example.com/missing"]
     assert rows[1]["status"] == 404
     c = result.counts
-    assert (c["records"], c["pages"], c["skipped_non_html"], c["skipped_revisit"], c["records_request"]) == (5, 2, 1, 1, 1)
+    assert (c["records"], c["pages"], c["skipped_non_html"], c["records_revisit"], c["records_request"]) == (5, 2, 1, 1, 1)
+    assert [r.url for r in result.revisits] == ["http://a.example.com/"]  # resolved by the stage, all files parsed
 
 
 def test_xhtml_and_ip_absent(tmp_path):

@@ -49,7 +49,7 @@ def test_warcio_example_counts_and_hand_read_words(tmp_path):
         by_type = Counter(r.rec_type for r in ArchiveIterator(fh))
     rows, result = _parse(tmp_path, warc)
     assert result.counts["records"] == sum(by_type.values())
-    assert result.counts["skipped_revisit"] == by_type["revisit"]
+    assert len(result.revisits) + result.counts["skipped_revisit_non_html"] == by_type["revisit"]
     assert [r["url"] for r in rows] == ["http://example.com/"]
     assert rows[0]["words"] == (
         "example domain this domain is established to be used for illustrative examples in documents "

@@ -21,6 +21,7 @@ class Resp:
     date: str = "2026-01-15T10:00:00Z"
     record_id: str = field(default_factory=lambda: f"<urn:uuid:{uuid.uuid4()}>")
     kind: str = "response"  # response | revisit | request | resource
+    warc_headers: dict[str, str] = field(default_factory=dict)  # extra WARC headers, e.g. WARC-Refers-To
 
 
 def warc_bytes(records: list[Resp], gzip: bool = True) -> tuple[bytes, list[int]]:
@@ -33,9 +34,10 @@ def warc_bytes(records: list[Resp], gzip: bool = True) -> tuple[bytes, list[int]
         headers = {"WARC-Record-ID": r.record_id, "WARC-Date": r.date}
         if r.ip:
             headers["WARC-IP-Address"] = r.ip
+        headers.update(r.warc_headers)
         if r.kind in ("response", "revisit"):
-            http = StatusAndHeaders(r.status, [("Content-Type", r.content_type),
-                                               ("Content-Length", str(len(r.body)))], protocol="HTTP/1.1")
+            fields = [("Content-Type", r.content_type)] if r.content_type else []  # "" = no Content-Type (a 304)
+            http = StatusAndHeaders(r.status, fields + [("Content-Length", str(len(r.body)))], protocol="HTTP/1.1")
             rec = writer.create_warc_record(r.url, r.kind, payload=io.BytesIO(r.body if r.kind == "response" else b""),
                                             http_headers=http, warc_headers_dict=headers)
         else:

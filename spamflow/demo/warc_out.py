@@ -155,7 +155,7 @@ def write_labels(web: SyntheticWeb, outdir: Path) -> list[Path]:
         rows += [
             f"{snap}\t{p.url}\t{p.label}\t{p.kind}"
             for p in web.snapshots[snap]
-            if p.record == "response" and is_html(p.content_type)
+            if is_html(p.content_type)  # revisits too: parse makes them pages of their snapshot
         ]
     (d / "pages.tsv").write_text("\n".join(rows) + "\n", "utf-8")
     hrows = ["host\tip\tlabel\tkind"] + [f"{h.host}\t{h.ip}\t{h.label}\t{h.kind}" for h in web.hosts]
@@ -176,6 +176,7 @@ def write_demo(outdir: Path, seed: int = 0) -> dict:
         "files": [str(f) for f in files],
         "warc_bytes": sum(f.stat().st_size for f in files if f.name.endswith(".warc.gz")),
         "html_responses": {s: len(ps) for s, ps in html.items()},
+        "pages": {s: sum(is_html(p.content_type) for p in ps) for s, ps in web.snapshots.items()},
         "records": {s: dict(Counter(p.record for p in ps)) for s, ps in web.snapshots.items()},
         "html_by_kind": {s: dict(Counter(p.kind for p in ps)) for s, ps in html.items()},
         "hosts_by_kind": dict(Counter(h.kind for h in web.hosts)),

@@ -11,7 +11,7 @@ class DemoParams(DetectorParams):
 
 class DemoWebStage(Stage):
     name = "demo"
-    version = "1"
+    version = "2"  # 2: labels/pages.tsv lists the revisit pages (parse makes them pages)
     description = "Generate the synthetic demo web with ground truth, as WARC files."
     Params = DemoParams
     requires = ()
@@ -22,6 +22,7 @@ class DemoWebStage(Stage):
         assert isinstance(ctx.params, DemoParams)
         summary = write_demo(ctx.outdir / "web", seed=ctx.params.seed)
         counts = {f"html_responses_{snap}": n for snap, n in summary["html_responses"].items()}
+        counts.update({f"pages_{snap}": n for snap, n in summary["pages"].items()})
         counts["warc_bytes"] = summary["warc_bytes"]
         counts.update({f"hosts_{kind}": n for kind, n in summary["hosts_by_kind"].items()})
         return StageResult(

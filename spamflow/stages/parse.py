@@ -11,7 +11,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
+from spamflow.errors import BadInputError
 from spamflow.parse_warc import FileParse, parse_warc_file
+from spamflow.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.stages.ingest import read_warc_list
 
 
@@ -26,7 +28,7 @@ def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
 
 class ParseStage(Stage):
     name = "parse"
-    version = "2"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1)
+    version = "3"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)
@@ -61,12 +63,42 @@ class ParseStage(Stage):
                     bar.update(done + Path(path).stat().st_size - bar.n)
         counts: Counter[str] = Counter()
         bad: list[dict[str, object]] = []
+        revisits: list[Revisit] = []
         for result in results:
             counts.update(result.counts)
             bad.extend(result.bad_records)
+            revisits.extend(result.revisits)
+        if revisits:
+            bad.extend(_revisit_pages(revisits, sorted(pages_dir.glob("part-*.parquet")),
+                                      pages_dir / "part-revisits.parquet", [job[0] for job in jobs],
+                                      counts, ctx.settings.strict))
         with open(ctx.outdir / "bad_records.jsonl", "w", encoding="utf-8") as fh:
             for entry in bad:
                 fh.write(json.dumps(entry) + "\n")
         counts["files"] = len(jobs)
         return StageResult(outputs={"pages": "pages", "bad_records": "bad_records.jsonl"},
                            counts=dict(counts), bad_records=bad)
+
+
+def _revisit_pages(revisits: list[Revisit], parts: list[Path], out: Path, files: list[str],
+                   counts: Counter[str], strict: bool) -> list[dict[str, object]]:
+    """Add the revisits whose original is a page to the table (``out``); count the rest and
+    report those whose original is not in the input as ``unresolved_revisit``."""
+    resolution = resolve_revisits(revisits, parts, out)
+    counts["pages"] += resolution.pages
+    counts["revisit_pages"] = resolution.pages
+    left = [r for r, _ in resolution.unresolved]
+    non_html = non_html_originals(left, files) if left else set()
+    counts["skipped_revisit_non_html"] += len(non_html)
+    bad: list[dict[str, object]] = []
+    for i, (revisit, reason) in enumerate(resolution.unresolved):
+        if i in non_html:
+            continue
+        refers = revisit.refers_to or f"{revisit.refers_to_url} at {revisit.refers_to_date}"
+        detail = f"{revisit.where()}: {reason} (refers to {refers})"
+        if strict:
+            raise BadInputError(f"{revisit.file} at offset {revisit.offset}: unresolved_revisit: {detail} "
+                                "(drop --strict to count and go on)")
+        counts["bad_unresolved_revisit"] += 1
+        bad.append({"file": revisit.file, "offset": revisit.offset, "kind": "unresolved_revisit", "reason": detail})
+    return bad
