@@ -220,7 +220,7 @@ CLUSTER_TABLE = """
 CLASSIFY = """
 <p>Threshold {{ e.get("threshold")|num }} &middot; AUC {{ e.get("auc")|num or "n/a (no test labels)" }}
 &middot; baseline AUC {{ e.get("baseline_auc")|num or "n/a" }} &middot; predicted:
-{% for k, v in labels.items() %}{{ k }} {{ v }}{{ ", " if not loop.last }}{% endfor %}</p>
+{% for k, v in labels|dictsort %}{{ k }} {{ v }}{{ ", " if not loop.last }}{% endfor %}</p>
 {% if e.get("train") %}<p>Trained on {{ e.train.snapshot }} ({{ e.train.hosts }} hosts, {{ e.train.spam }} spam);
 tested on {{ e.test.snapshot if e.get("test") else "-" }} ({{ e.test.hosts if e.get("test") else 0 }} hosts,
 {{ e.test.spam if e.get("test") else 0 }} spam).</p>{% endif %}
