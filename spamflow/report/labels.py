@@ -33,6 +33,10 @@ class LabelStore:
         labels: dict[str, str] = {}
         if not self.journal.is_file():
             return labels
+        data = self.journal.read_bytes()
+        if data and not data.endswith(b"\n"):  # a write cut by a crash, never answered: drop it
+            with open(self.journal, "r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
         with open(self.journal, encoding="utf-8") as fh:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
@@ -41,8 +45,6 @@ class LabelStore:
                     entry = json.loads(line)
                     labels[entry["key"]] = entry["label"]
                 except (ValueError, KeyError, TypeError) as exc:
-                    if not line.endswith("\n"):  # a write cut by a crash: the verdict was never answered
-                        break
                     raise SpamflowError(f"{self.journal} line {number}: not a judgement ({exc})") from exc
         return labels
 
