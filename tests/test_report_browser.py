@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from judge_server import start_judge
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

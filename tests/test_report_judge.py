@@ -13,9 +13,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from judge_server import start_judge
 
 from spamflow.report.labels import LabelStore
+
+from judge_server import start_judge
 
 
 def _get(url: str) -> object:
