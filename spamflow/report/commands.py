@@ -18,6 +18,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-c", "--config", required=True, help="YAML config file")
     p.add_argument("--workdir", help="override the config's workdir")
     p.add_argument("--out", help="report folder (default: <workdir>/report)")
+    p.add_argument("--title", help="the report's title (default: the workdir)")
     p.set_defaults(handler=run_report)
 
     p = sub.add_parser("judge", help="label hosts, quilts, clusters, campaigns on a local page", description=(
@@ -53,8 +54,8 @@ def run_report(args: argparse.Namespace) -> int:
         return 1
     out = Path(args.out) if args.out else config.workdir / "report"
     settings = config.model.report
-    path, counts = write_report(manifest["stages"], out, title=str(config.workdir), max_items=settings.max_items,
-                                max_hosts=settings.max_hosts, plugins=get_plugins())
+    path, counts = write_report(manifest["stages"], out, title=args.title or str(config.workdir),
+                                max_items=settings.max_items, max_hosts=settings.max_hosts, plugins=get_plugins())
     print(", ".join(f"{k}={v}" for k, v in counts.items()))
     print(f"report: {path}")
     return 0
