@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from bs4 import BeautifulSoup
@@ -153,3 +154,21 @@ def test_spin_campaigns_show_copies_promoted_site_and_shared_immutables(stages, 
 def test_links_section_draws_the_rank_plane_of_each_snapshot(stages, report):
     images = [img["src"] for img in report.select("#links img")]
     assert len([s for s in images if "rank_plane" in s]) == len(_truth(stages)["snapshots"])
+
+
+def test_one_to_all_curve_is_hss_similar_ranking(stages):
+    """The report streams the fingerprints; `spamflow hss similar` ranks the whole table: same Sim_b."""
+    from spamflow.report.render import similarities_to
+    from spamflow_hss.fingerprint_table import fingerprints_dataset
+    from spamflow_hss.one_to_all import rank_by_similarity
+
+    record = stages["hss"]
+    m = int(record["params"]["m"])
+    top = json.loads(open(record["outputs"]["clusters"]).readline())
+    table = fingerprints_dataset(Path(record["outputs"]["fingerprints"]), m).to_table()
+    table = table.filter(pc.equal(table["snapshot"], top["snapshot"]))
+    row = table.column("doc_id").to_pylist().index(top["centroid"]["doc_id"])
+    expected = rank_by_similarity(table, row, m).column("sim_b").to_pylist()
+    got = similarities_to(Path(record["outputs"]["fingerprints"]), m, top["snapshot"], top["centroid"]["doc_id"])
+    assert got.tolist() == expected
+    assert sum(s > 0.1 for s in got) == top["size"]  # the farm's pages, then the drop (HSS Figure 4)

@@ -41,6 +41,21 @@ def rank_plane(density: npt.NDArray[np.float64], edges: npt.NDArray[np.float64],
     plt.close(fig)
 
 
+def similarity_curve(similarity: npt.NDArray[np.float64], path: Path, title: str) -> None:
+    """Sim_b against rank, best first (HSS Figure 4; the steps are the gaps between templates)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    ax.step(np.arange(1, len(similarity) + 1), similarity, where="post")
+    ax.set_xlabel("pages, by decreasing HS-similarity")
+    ax.set_ylabel("Sim_b to the reference page")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def scatter(x: Sequence[float], y: Sequence[float], path: Path, xlabel: str, ylabel: str, title: str) -> None:
     """One point per host (missing values left out by the caller)."""
     plt = _pyplot()

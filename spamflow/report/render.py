@@ -78,31 +78,52 @@ def _escape(text: str) -> str:
     return str(escape(text))
 
 
+def similarities_to(fingerprints: Path, m: int, snapshot: str, doc_id: int) -> Any:
+    """Sim_b of every page of ``snapshot`` to the page ``doc_id``, best first (HSS section 4.1),
+    streaming the fingerprints in batches: memory holds one float per page.  None if the page
+    is not in the snapshot."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from spamflow_hss.fingerprint import matched_dimensions
+    from spamflow_hss.fingerprint_table import fingerprints_dataset, read_fingerprints
+
+    dataset = fingerprints_dataset(fingerprints, m)
+    in_snapshot = pc.field("snapshot") == snapshot
+    reference = dataset.to_table(columns=["fingerprint"], filter=in_snapshot & (pc.field("doc_id") == doc_id))
+    if reference.num_rows == 0:
+        return None
+    ref = read_fingerprints(reference, m)[0]
+    parts = []
+    for batch in dataset.to_batches(columns=["doc_id", "fingerprint"], filter=in_snapshot):
+        table = pa.Table.from_batches([batch])
+        sim = matched_dimensions(read_fingerprints(table, m), ref) / m
+        sim[table.column("doc_id").to_numpy() == doc_id] = 1.0  # the page itself, as hss similar ranks it
+        parts.append(sim)
+    return np.sort(np.concatenate(parts))[::-1]
+
+
 def _one_to_all(record: dict[str, Any], clusters: list[dict[str, Any]], assets: Path) -> list[tuple[str, str]]:
     """HSS's Figure 4 for the centroid of the best cluster of each snapshot (needs the hss plugin)."""
     try:
-        from spamflow_hss.fingerprint_table import fingerprints_dataset
-        from spamflow_hss.one_to_all import plot_curve, rank_by_similarity
+        import spamflow_hss  # noqa: F401 - the curve reads hss's fingerprints with hss's code
     except ImportError:
         return []
-    m = int(record["params"]["m"])
-    table = fingerprints_dataset(Path(record["outputs"]["fingerprints"]), m).to_table()
-    snapshots = table.column("snapshot").to_pylist()
-    doc_ids = table.column("doc_id").to_pylist()
-    figures: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    from spamflow.report.plots import similarity_curve
+
+    best: dict[str, dict[str, Any]] = {}
     for c in clusters:
-        if c["snapshot"] in seen:
+        best.setdefault(c["snapshot"], c)
+    figures: list[tuple[str, str]] = []
+    for snapshot, c in sorted(best.items()):
+        sims = similarities_to(Path(record["outputs"]["fingerprints"]), int(record["params"]["m"]), snapshot,
+                               c["centroid"]["doc_id"])
+        if sims is None:
             continue
-        seen.add(c["snapshot"])
-        keep = [i for i, s in enumerate(snapshots) if s == c["snapshot"]]
-        rows = {doc_ids[i]: n for n, i in enumerate(keep)}
-        if c["centroid"]["doc_id"] not in rows:
-            continue
-        ranked = rank_by_similarity(table.take(keep), rows[c["centroid"]["doc_id"]], m)
         name = f"one_to_all_{len(figures)}.png"
-        plot_curve(ranked, assets / name, f"Sim_b to {c['centroid']['url']} ({c['snapshot']})")
-        figures.append((f"centroid of cluster {c['cluster_id'] + 1} ({c['snapshot']})", f"assets/{name}"))
+        similarity_curve(sims, assets / name, f"Sim_b to {c['centroid']['url']} ({snapshot})")
+        figures.append((f"centroid of cluster {c['cluster_id'] + 1} ({snapshot})", f"assets/{name}"))
     return figures
 
 
