@@ -7,6 +7,7 @@ shows them one at a time, so both read the same files the same way."""
 from __future__ import annotations
 
 import csv
+import heapq
 import json
 import re
 import shutil
@@ -92,9 +93,16 @@ def pages_by_id(pages: str | Path, ids: set[int], columns: list[str]) -> dict[in
 def quilt_evidence(stages: dict[str, dict[str, Any]], max_items: int, env: Environment) -> tuple[list[Evidence], int]:
     """The quilts with the highest patchfrac, each beside its sources, shared k-grams highlighted."""
     record = stages["quilt"]
-    quilts = sorted(_jsonl(record["outputs"]["quilts"], "quilt"), key=lambda q: (-q["patchfrac"], q["snapshot"],
-                                                                                  q["doc_id"]))
-    shown = quilts[:max_items]
+    total = 0
+
+    def counted(lines: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        nonlocal total
+        for line in lines:
+            total += 1
+            yield line
+
+    shown = heapq.nsmallest(max_items, counted(_jsonl(record["outputs"]["quilts"], "quilt")),
+                            key=lambda q: (-q["patchfrac"], q["snapshot"], q["doc_id"]))
     ids = {q["doc_id"] for q in shown} | {s["doc_id"] for q in shown for s in q["sources"]}
     pages = pages_by_id(stages["parse"]["outputs"]["pages"], ids, ["words"])
     k = int(record["params"].get("k", 5))
@@ -110,7 +118,7 @@ def quilt_evidence(stages: dict[str, dict[str, Any]], max_items: int, env: Envir
         html = str(macro(q, runs(words, owner), sources))
         out.append(Evidence(f"quilt:{q['snapshot']}:{q['doc_id']}", "quilt", f"quilt {q['url']} ({q['snapshot']})",
                             html, [(q["snapshot"], q["host"])]))
-    return out, len(quilts) - len(shown)
+    return out, total - len(shown)
 
 
 def cluster_evidence(stages: dict[str, dict[str, Any]], max_items: int,
