@@ -98,4 +98,4 @@ def test_demo_through_a_real_luigid(tmp_path, luigid):
     assert manifest["status"] == "success"
     done = luigid_tasks(luigid, "DONE")
     assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "demo", "hss", "ingest", "links", "obvious", "parse",
-                                                                     "quilt", "spin"]
+                                                                     "quilt", "report", "spin"]
