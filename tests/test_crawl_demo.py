@@ -22,7 +22,7 @@ def test_demo_crawl_finds_every_planted_page_politely(tmp_path):
                           "--no-progress"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     stages = json.loads((workdir / "run.json").read_text())["stages"]
-    assert list(stages) == ["demo", "crawl", "ingest", "parse", "obvious"]
+    assert list(stages) == ["demo", "crawl", "ingest", "parse", "obvious", "report"]
     web = Path(stages["demo"]["outputs"]["labels"]).parent
     planted = {tuple(line.split("\t")[:2]) for line in (web / "labels" / "pages.tsv").read_text().splitlines()[1:]}
     truth = json.loads((web / "truth.json").read_text())
