@@ -205,7 +205,7 @@ def host_evidence(table: HostTable, env: Environment) -> list[Evidence]:
     out = []
     for host, rows in by_host.items():
         html = "".join(str(macro(r, table.columns)) for r in rows)
-        links = "".join(f'<li><a href="#{href[1:]}" data-key="{href[4:]}">{text}</a></li>' for r in rows
+        links = "".join(f'<li><a href="{href}">{text}</a></li>' for r in rows
                         for text, href in r.links)
         out.append(Evidence(f"host:{host}", "host", f"host {host}", html + (f"<ul>{links}</ul>" if links else ""),
                             [(r.snapshot, host) for r in rows]))
