@@ -172,3 +172,20 @@ def test_one_to_all_curve_is_hss_similar_ranking(stages):
     got = similarities_to(Path(record["outputs"]["fingerprints"]), m, top["snapshot"], top["centroid"]["doc_id"])
     assert got.tolist() == expected
     assert sum(s > 0.1 for s in got) == top["size"]  # the farm's pages, then the drop (HSS Figure 4)
+
+
+def test_spamflow_report_command_writes_the_report_of_run_json(demo_once, tmp_path):
+    import subprocess
+    import sys
+
+    from spamflow.cli import demo_config_path
+
+    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "report", "-c", str(demo_config_path()), "--workdir",
+                          str(demo_once["workdir"]), "--out", str(tmp_path / "r"), "--title", "demo <seed 0>"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"report: {tmp_path / 'r' / 'index.html'}" in out.stdout
+    soup = BeautifulSoup((tmp_path / "r" / "index.html").read_text(), "html.parser")
+    assert soup.title.text == "spamflow report: demo <seed 0>"  # escaped in the HTML, text again here
+    # run.json now also holds the report stage, which the report lists in its summary
+    assert "report" in {tr.find("td").get_text(strip=True) for tr in soup.select("#summary tbody tr")}

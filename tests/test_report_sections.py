@@ -138,3 +138,17 @@ def test_highlighting_matches_a_brute_force_reading_of_shared_k_grams():
         assert owner == _brute_force(page, sources, k)
         for source, marks in zip(sources, in_sources):
             assert marks == [m == 0 for m in _brute_force(source, [page], k)]
+
+
+def test_quilt_sweep_section_shows_table_one_and_figure_three(tmp_path):
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "table1.csv").write_text("k,m,quilted_pages\n5,50,106\n5,100,80\n")
+    (sweep / "figure3.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    stages = {"quilt_sweep": {"outputs": {"table1": str(sweep / "table1.csv"), "figure3": str(sweep / "figure3.png")},
+                              "params": {}, "counts": {"points": 2}, "seconds": 1.0, "complete": True}}
+    path, _ = write_report(stages, tmp_path / "report", title="t")
+    soup = BeautifulSoup(path.read_text(), "html.parser")
+    rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in soup.select("#quilt-sweep tbody tr")]
+    assert rows == [["5", "50", "106"], ["5", "100", "80"]]
+    assert (tmp_path / "report" / soup.select_one("#quilt-sweep img")["src"]).read_bytes() == b"\x89PNG\r\n\x1a\n"

@@ -67,7 +67,7 @@ def gather(stages: dict[str, dict[str, Any]], max_items: int, max_hosts: int) ->
 
 
 def _evidence_list(items: list[Evidence], hidden: int, what: str) -> str:
-    body = "".join(f'<article class="evidence" id="{e.anchor}" data-key="{e.key}"><h3>{_escape(e.title)}</h3>'
+    body = "".join(f'<article class="evidence" id="{e.anchor}" data-key="{_escape(e.key)}"><h3>{_escape(e.title)}</h3>'
                    f"{e.html}</article>" for e in items)
     return body + (f'<p class="note">{hidden} more {what} not shown (report.max_items).</p>' if hidden else "")
 
