@@ -28,6 +28,8 @@ examples:
                                                  run through a central luigid
   spamflow detectors                             what can go under detectors:
   spamflow crawl -c my.yaml --out crawl/         crawl input.crawl into WARC (rerun to resume)
+  spamflow report -c my.yaml                     HTML report of the run (<workdir>/report/index.html)
+  spamflow judge -c my.yaml                      label hosts and evidence on http://127.0.0.1:8765/
 """
 
 
@@ -83,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="machine-readable output")
 
     from spamflow.plugins import get_plugins
+    from spamflow.report.commands import add_commands as add_report_commands
 
+    add_report_commands(sub)
     get_plugins().pm.hook.spamflow_register_commands(subparsers=sub)
     return parser
 
@@ -191,6 +195,8 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
         print(f"pages (Parquet): {stages['parse']['outputs']['pages']}")
         print(f"ground truth: {stages['demo']['outputs']['labels']} (pages.tsv, hosts.tsv) "
               f"and {stages['demo']['outputs']['truth']}")
+    if outcome.ok and "report" in manifest["stages"]:
+        print(f"report (HTML): {manifest['stages']['report']['outputs']['report']}")
     if not outcome.ok:
         for stage, message in outcome.errors.items():
             print(f"spamflow: stage {stage!r} failed: {message}", file=sys.stderr)

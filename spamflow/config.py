@@ -94,6 +94,17 @@ class ParseSection(_Section):
     """HTML bodies longer than this are parsed up to this many bytes and counted as truncated."""
 
 
+class ReportSettings(_Section):
+    """The ``report`` stage, run after every detector: a static HTML report (docs/report.md)."""
+
+    enabled: bool = True
+    """False: the DAG has no report stage (``spamflow report`` still writes one on demand)."""
+    max_items: int = Field(50, ge=1)
+    """Quilts, clusters and campaigns shown with their evidence, per kind."""
+    max_hosts: int = Field(5000, ge=1)
+    """Rows of the host table."""
+
+
 class ConfigModel(_Section):
     workdir: str
     input: InputSection
@@ -102,6 +113,7 @@ class ConfigModel(_Section):
     workers: int = Field(1, ge=1)
     strict: bool = False
     parse: ParseSection = ParseSection()
+    report: ReportSettings = ReportSettings()
     detectors: dict[str, dict[str, Any] | bool | None] = {}
 
     @field_validator("workdir")

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pluggy
 
 from spamflow.detector import Detector
+from spamflow.report.section import ReportSection
 
 hookspec = pluggy.HookspecMarker("spamflow")
 
@@ -36,4 +39,18 @@ def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
     Fires once when the command line is built.  Call ``subparsers.add_parser(NAME, help=...)``,
     add arguments, and ``set_defaults(handler=FUNCTION)``; ``FUNCTION(args)`` runs the command
     and returns the exit code.  A name already taken is an error.  Returns nothing.
+    """
+
+
+@hookspec
+def spamflow_report_section(stage: str, record: dict[str, Any], assets: Path) -> ReportSection | None:
+    """Contribute a section to the run report for the finished stage ``stage``.
+
+    Fires once per finished stage of the run, in run order, each time a report is written (the
+    ``report`` stage of the DAG and ``spamflow report``).  ``record`` is the stage's entry of
+    run.json (absolute ``outputs`` paths, ``params``, ``counts``, ``seconds``); ``assets`` is
+    the report's assets folder, where the section may write figures and reference them as
+    ``assets/<file>``.  Return a :class:`spamflow.report.ReportSection` (its ``html`` is inserted
+    as is: escape your data; its ``anchor`` must be unique in the report) or None for a stage
+    that is not yours.  Several plugins may each return a section.
     """

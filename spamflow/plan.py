@@ -22,6 +22,7 @@ from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
 from spamflow.stages.demo_web import DemoWebStage
 from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
+from spamflow.stages.report import ReportParams, ReportStage
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
 
     for name in config.detectors:
         visit(name)
+    report = config.model.report
+    if report.enabled and config.detectors:
+        params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
+        add(ReportStage, params.model_dump(mode="json"), ReportStage.upstream(params, selected))
     return planned
 
 

@@ -64,7 +64,7 @@ class DetectorRegistry:
                 f"plugin {plugin!r} registered {cls.__qualname__} whose name {name!r} "
                 "is not an identifier (it becomes a YAML key and a stage name)"
             )
-        if name in ("ingest", "parse", "demo", "crawl"):
+        if name in ("ingest", "parse", "demo", "crawl", "report"):
             raise PluginError(f"plugin {plugin!r}: detector name {name!r} is reserved for a core stage")
         if name in self._by_name:
             first = self._by_name[name].plugin

@@ -56,7 +56,7 @@ def _run(config, plugins, **kw):
 def test_local_scheduler_run_writes_run_json(project, plugins):
     manifest = _run(_config(project, plugins), plugins)
     assert manifest["status"] == "success"
-    assert list(manifest["stages"]) == ["ingest", "parse", "obvious"]
+    assert list(manifest["stages"]) == ["ingest", "parse", "obvious", "report"]
     for stage in manifest["stages"].values():
         assert set(stage) >= {"outputs", "params", "counts", "seconds"}
         assert stage["ran_now"] is True
@@ -77,7 +77,8 @@ def test_rerun_does_no_work_and_knobs_do_not_invalidate(project, plugins):
     first = _run(_config(project, plugins), plugins)
     stamps = {n: Path(s["directory"], "stage.json").stat().st_mtime_ns for n, s in first["stages"].items()}
     again = _run(_config(project, plugins, runner="local", workers=2), plugins)
-    assert {n: s["ran_now"] for n, s in again["stages"].items()} == {"ingest": False, "parse": False, "obvious": False}
+    assert {n: s["ran_now"] for n, s in again["stages"].items()} == {"ingest": False, "parse": False, "obvious": False,
+                                                                 "report": False}
     assert {n: s["directory"] for n, s in again["stages"].items()} == {n: s["directory"] for n, s in first["stages"].items()}
     assert stamps == {n: Path(s["directory"], "stage.json").stat().st_mtime_ns for n, s in again["stages"].items()}
 
@@ -86,12 +87,13 @@ def test_changed_parameters_and_inputs_redo_only_what_depends_on_them(project, p
     first = _run(_config(project, plugins), plugins)
     changed = _run(_config(project, plugins, text=CONFIG + "parse: {{max_bytes: 4096}}\n"), plugins)
     ran = {n: s["ran_now"] for n, s in changed["stages"].items()}
-    assert ran == {"ingest": False, "parse": True, "obvious": True}
+    assert ran == {"ingest": False, "parse": True, "obvious": True, "report": True}
     assert changed["stages"]["parse"]["directory"] != first["stages"]["parse"]["directory"]
     assert Path(first["stages"]["parse"]["directory"]).is_dir()  # the other config's output is kept
     write_warc(project / "feb" / "feb.warc.gz", [Resp("http://new.example.org/", html("n", "<p>new</p>"))])
     third = _run(_config(project, plugins), plugins)
-    assert {n: s["ran_now"] for n, s in third["stages"].items()} == {"ingest": True, "parse": True, "obvious": True}
+    assert {n: s["ran_now"] for n, s in third["stages"].items()} == {"ingest": True, "parse": True, "obvious": True,
+                                                                 "report": True}
 
 
 def test_failing_stage_fails_the_run_and_leaves_no_partial_output(project, plugins, monkeypatch):
@@ -120,7 +122,7 @@ def test_run_through_a_real_luigid(project, plugins, luigid):
                          cwd=project, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     done = luigid_tasks(luigid, "DONE")
-    assert sorted(t["params"]["stage"] for t in done.values()) == ["ingest", "obvious", "parse"]
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["ingest", "obvious", "parse", "report"]
     manifest = json.loads((project / "out" / "run.json").read_text())
     assert manifest["status"] == "success" and manifest["stages"]["parse"]["counts"]["pages"] == 5
 

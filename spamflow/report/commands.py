@@ -1,0 +1,91 @@
+"""``spamflow report`` and ``spamflow judge``: run what the config needs, then write the report
+of run.json or serve the judging page."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from spamflow.report.judge import KINDS
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write the HTML report of a config's run", description=(
+        "Run the config's DAG (finished stages are not redone), then write <workdir>/report/index.html and its "
+        "assets/ from run.json, including what other commands added to it (quilt-sweep, hss similar)."))
+    p.add_argument("-c", "--config", required=True, help="YAML config file")
+    p.add_argument("--workdir", help="override the config's workdir")
+    p.add_argument("--out", help="report folder (default: <workdir>/report)")
+    p.add_argument("--title", help="the report's title (default: the workdir)")
+    p.set_defaults(handler=run_report)
+
+    p = sub.add_parser("judge", help="label hosts, quilts, clusters, campaigns on a local page", description=(
+        "Run the config's DAG, then serve a judging page on 127.0.0.1: one item at a time with its evidence, "
+        "keys s/n/u to label it spam/not spam/unsure.  Labels are saved as given in <workdir>/judge/: "
+        "judgements.jsonl (every verdict) and labels.csv (host,label: what `spamflow train` reads)."))
+    p.add_argument("-c", "--config", required=True, help="YAML config file")
+    p.add_argument("--workdir", help="override the config's workdir")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port; default 8765)")
+    p.add_argument("--labels", help="labels folder (default: <workdir>/judge)")
+    p.add_argument("--kinds", default=",".join(KINDS), help=f"what to judge, in order (default {','.join(KINDS)})")
+    p.set_defaults(handler=run_judge)
+
+
+def _run_stages(command: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    from spamflow.config import load_config
+    from spamflow.plan import plan_run
+    from spamflow.plugins import get_plugins
+    from spamflow_workflows import run_for_command
+
+    plugins = get_plugins()
+    config = load_config(args.config, plugins, workdir=args.workdir)
+    _settings, manifest = run_for_command(command, config, plugins, set(plan_run(config, plugins)))
+    return config, manifest
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from spamflow.plugins import get_plugins
+    from spamflow.report.render import write_report
+
+    config, manifest = _run_stages("report", args)
+    if manifest is None:
+        return 1
+    out = Path(args.out) if args.out else config.workdir / "report"
+    settings = config.model.report
+    path, counts = write_report(manifest["stages"], out, title=args.title or str(config.workdir),
+                                max_items=settings.max_items, max_hosts=settings.max_hosts, plugins=get_plugins())
+    print(", ".join(f"{k}={v}" for k, v in counts.items()))
+    print(f"report: {path}")
+    return 0
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    from spamflow.report.judge import make_server
+    from spamflow.report.labels import LabelStore
+    from spamflow.report.render import gather
+
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        print(f"spamflow judge: --kinds: unknown {unknown}; choose from {', '.join(KINDS)}", file=sys.stderr)
+        return 2
+    config, manifest = _run_stages("judge", args)
+    if manifest is None:
+        return 1
+    settings = config.model.report
+    items = gather(manifest["stages"], settings.max_items, settings.max_hosts).items()
+    items = sorted((e for e in items if e.kind in kinds), key=lambda e: kinds.index(e.kind))
+    store = LabelStore(Path(args.labels) if args.labels else config.workdir / "judge")
+    server = make_server(items, store, args.port, title=str(config.workdir))
+    host, port = str(server.server_address[0]), int(server.server_address[1])
+    print(f"judging {len(items)} items ({len(store.labels)} already labelled) at http://{host}:{port}/", flush=True)
+    print(f"labels: {store.csv} (hosts), {store.journal} (every verdict); Ctrl-C stops", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,81 @@
+"""Labels a person gives on the judging page, saved as they are given.
+
+Every verdict is appended to ``judgements.jsonl`` and fsync'd before the page is answered; the
+host labels are then rewritten (temp file, fsync, rename) as ``labels.csv`` with the header
+``host,label`` that ``spamflow train`` and the classifier's ``labels:`` key read.  Killing the
+server at any moment loses no answered verdict; the last verdict on an item wins."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from spamflow.errors import SpamflowError
+
+LABELS = ("spam", "nonspam", "unsure")
+JOURNAL = "judgements.jsonl"
+HOST_LABELS = "labels.csv"
+
+
+class LabelStore:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.journal = folder / JOURNAL
+        self.csv = folder / HOST_LABELS
+        self._lock = threading.Lock()
+        self.labels = self._replay()
+
+    def _replay(self) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        if not self.journal.is_file():
+            return labels
+        data = self.journal.read_bytes()
+        if data and not data.endswith(b"\n"):  # a write cut by a crash, never answered: drop it
+            with open(self.journal, "r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+        with open(self.journal, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                    labels[entry["key"]] = entry["label"]
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise SpamflowError(f"{self.journal} line {number}: not a judgement ({exc})") from exc
+        return labels
+
+    def add(self, key: str, label: str) -> None:
+        """Record ``label`` for the item ``key`` durably (journal, then host labels)."""
+        if label not in LABELS:
+            raise ValueError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
+        line = json.dumps({"key": key, "label": label, "time": round(time.time(), 3)}) + "\n"
+        with self._lock:
+            with open(self.journal, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.labels[key] = label
+            if key.startswith("host:"):
+                self._write_hosts()
+
+    def host_labels(self) -> dict[str, str]:
+        return {k.removeprefix("host:"): v for k, v in self.labels.items() if k.startswith("host:")}
+
+    def _write_hosts(self) -> None:
+        tmp = self.csv.with_suffix(".csv.tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write("host,label\n")
+            for host, label in sorted(self.host_labels().items()):
+                fh.write(f"{host},{label}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.csv)
+        directory = os.open(self.folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)

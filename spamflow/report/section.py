@@ -1,0 +1,17 @@
+"""One section of the run report: what a plugin returns from ``spamflow_report_section``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A titled block of the report.  ``html`` is inserted as is (escape your own data);
+    images it references must be written into the ``assets`` folder the hook was given and
+    referenced as ``assets/<file>``."""
+
+    anchor: str
+    """The section's id in the page (``#anchor``), unique in the report."""
+    title: str
+    html: str

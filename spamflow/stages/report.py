@@ -1,0 +1,40 @@
+"""The report stage: the DAG's last step, one static HTML report of every selected detector."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
+
+
+class ReportParams(DetectorParams):
+    max_items: int = Field(50, ge=1)
+    """Quilts, clusters and campaigns shown with their evidence, per kind (the rest are counted)."""
+    max_hosts: int = Field(5000, ge=1)
+    """Rows of the host table (highest score, or most detectors fired, first; the rest counted)."""
+
+
+class ReportStage(Stage):
+    name = "report"
+    version = "1"
+    description = "static HTML report of the run: summary, host table, evidence, plots"
+    Params = ReportParams
+
+    @classmethod
+    def upstream(cls, params: BaseModel, selected: Mapping[str, type[Stage]]) -> tuple[str, ...]:
+        """The page table and every selected detector."""
+        return ("parse", *selected)
+
+    def run(self, ctx: StageContext) -> StageResult:
+        from spamflow.plugins import get_plugins
+        from spamflow.report.records import records_from_inputs
+        from spamflow.report.render import write_report
+
+        params = ctx.params
+        assert isinstance(params, ReportParams)
+        stages = records_from_inputs(ctx.inputs, ctx.outdir.parent)
+        path, counts = write_report(stages, ctx.outdir, title=str(ctx.outdir.parent.parent),
+                                    max_items=params.max_items, max_hosts=params.max_hosts, plugins=get_plugins())
+        return StageResult(outputs={"report": path.name, "assets": "assets"}, counts=counts)

@@ -1,0 +1,81 @@
+"""The report and the judging page in a real browser: Debian's headless Chromium driven by
+Playwright (never a downloaded browser).  The report opens from file:// with no request to
+anything else and its host table sorts and filters; on the judging page three items are
+labelled with the keyboard, the page is reloaded, and the labels are found again, on the
+page and on disk."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judge_server import start_judge
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+if not Path(CHROMIUM).exists():
+    pytest.skip("no chromium on this machine (apt-get install -y chromium); the browser test needs Debian's",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+def test_report_opens_offline_and_its_host_table_sorts_and_filters(demo_once, browser):
+    report = Path(demo_once["manifest"]["stages"]["report"]["outputs"]["report"])
+    page = browser.new_page()
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(report.as_uri())
+    assert requests and all(u.startswith("file://") for u in requests), requests
+    assert not errors
+    rows = page.locator("#host-table tbody tr")
+    total = rows.count()
+    page.locator("#host-table thead th", has_text="host").first.click()
+    hosts = page.eval_on_selector_all("#host-table tbody tr td:nth-child(2)", "tds => tds.map(t => t.textContent)")
+    assert hosts == sorted(hosts)
+    page.fill("#host-filter", "quillpress")
+    visible = page.eval_on_selector_all("#host-table tbody tr", "rs => rs.filter(r => r.style.display !== 'none')"
+                                        ".map(r => r.cells[1].textContent)")
+    assert visible and all("quillpress" in h for h in visible) and len(visible) < total
+    assert page.locator("#host-shown").text_content() == f"{len(visible)} of {total} rows shown"
+    page.close()
+
+
+def test_judge_page_labels_three_items_with_keys_and_finds_them_after_reload(demo_once, browser, tmp_path):
+    labels = tmp_path / "labels"
+    proc, url = start_judge(demo_once["workdir"], labels)
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        first = page.locator("#item").get_attribute("data-key")
+        given = []
+        for key in ("s", "n", "u"):
+            item = page.locator("#item").get_attribute("data-key")
+            page.keyboard.press(key)
+            page.wait_for_function("k => document.getElementById('item').dataset.key !== k", arg=item)
+            given.append((item, {"s": "spam", "n": "nonspam", "u": "unsure"}[key]))
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']")
+        assert "(3 labelled)" in page.locator("#position").text_content()
+        page.goto(url + "#item=" + first)
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator("#current").text_content() == "spam"
+        page.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    with open(labels / "labels.csv", newline="") as fh:
+        saved = {r["host"]: r["label"] for r in csv.DictReader(fh)}
+    assert saved == {key.removeprefix("host:"): label for key, label in given}
