@@ -198,8 +198,8 @@ def shingle_lines(pages: list[dict], k: int, path: Path) -> Path:
     from spamflow_quilt.shingle import gram_hashes, shingle_line
 
     with open(path, "wb") as fh:
-        for p in pages:
-            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
+        for i, p in enumerate(pages):
+            fh.write(shingle_line(i, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
     return path
 
 

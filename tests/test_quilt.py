@@ -50,8 +50,8 @@ def random_corpus(seed: int, n: int = 40) -> list[dict]:
 
 def _shingles(pages: list[dict], k: int, path: Path) -> Path:
     with open(path, "wb") as fh:
-        for p in pages:
-            fh.write(shingle_line(p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
+        for i, p in enumerate(pages):
+            fh.write(shingle_line(i, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
     return path
 
 
@@ -134,8 +134,8 @@ def test_batch_shingling_equals_gram_hashes_page_by_page():
 
 def test_shingle_file_holds_one_line_per_page_of_the_snapshot_with_any_number_of_workers(tmp_path):
     """write_shingles over a folder of Parquet parts with several row groups: the lines of
-    one snapshot, each as shingle_line writes it from the plain definition, whatever the
-    number of worker processes."""
+    one snapshot, each as shingle_line writes it from the plain definition, with distinct
+    ordinals, whatever the number of worker processes."""
     import pyarrow.parquet as pq
     from spamflow_quilt.shingle import write_shingles
 
@@ -150,12 +150,14 @@ def test_shingle_file_holds_one_line_per_page_of_the_snapshot_with_any_number_of
                                  "snapshot": ["s1" if i % 3 else "s2" for i in range(len(chunk))]}),
                        folder / f"part-{part}.parquet", row_group_size=7)
     snapshot_pages = [p for part in range(2) for i, p in enumerate(pages[part * 30:(part + 1) * 30]) if i % 3]
-    expected = sorted(shingle_line(p["doc_id"], gram_hashes(p["words"], 3), p["domain"], p["ip"])
-                      for p in snapshot_pages)
+    expected = sorted(shingle_line(0, p["doc_id"], gram_hashes(p["words"], 3), p["domain"], p["ip"])
+                      .split(b"\t", 1)[1] for p in snapshot_pages)
     for workers in (1, 2, 3):
         out = tmp_path / f"shingles-{workers}.tsv"
         counts = write_shingles(folder, out, 3, snapshot="s1", workers=workers)
-        assert sorted(out.read_bytes().splitlines()) == expected
+        ordinals, lines = zip(*(line.split(b"\t", 1) for line in out.read_bytes().splitlines()))
+        assert sorted(lines) == expected
+        assert len(set(ordinals)) == len(ordinals)
         assert counts["pages"] == len(snapshot_pages)
         assert counts["grams"] == sum(len(gram_hashes(p["words"], 3)) for p in snapshot_pages)
         assert not list(tmp_path.glob("*.part*"))

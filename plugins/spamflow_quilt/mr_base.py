@@ -7,16 +7,18 @@ its value starts with one letter saying what the rows are:
 ====  =====================================  ============================================
 kind  columns                                meaning
 ====  =====================================  ============================================
-G     gram, doc                              a page contains the gram (POPULAR: > m pages)
+G     gram, ordinal                          a page contains the gram (POPULAR: > m pages)
 P     gram, df                               a patch gram (job (a)'s output)
-S     doc, n_grams, domain id, ip id         a page: its number of distinct grams, its servers
-H     doc, gram                              a page contains a patch gram (job (a)'s output)
+S     ordinal, doc, n_grams, domain, ip      a page: its number of distinct grams, its servers
+H     ordinal, gram                          a page contains a patch gram (job (a)'s output)
 Q     doc, n_patch_grams, n_grams            a patchy page (job (b)'s output)
 R     gram, doc, domain id, ip id, patchy    a page contains a patch gram (job (b)'s output)
 T     doc, gram, other doc                   a triple of Section 2 (job (c))
 ====  =====================================  ============================================
 
-Buckets only batch records: the result does not depend on ``--buckets`` or
+A page is its doc_id, except in jobs (a) and (b), where it is its ordinal in the shingle
+file (32 bits: job (a) shuffles a row per gram of every page); ``S`` rows map one to the
+other.  Buckets only batch records: the result does not depend on ``--buckets`` or
 ``--flush-rows`` (the exactness tests vary both).
 """
 
@@ -65,9 +67,10 @@ def joined(parts: list[list[np.ndarray]] | None, columns: int) -> list[np.ndarra
 
 
 def page_fields(line: bytes) -> list[bytes] | None:
-    """A shingle line's four fields (doc, domain, ip, packed grams), or None for a job's output line."""
-    fields = line.split(b"\t", 3)
-    return fields if len(fields) == 4 else None
+    """A shingle line's five fields (ordinal, doc, domain, ip, packed grams), or None for a
+    job's output line."""
+    fields = line.split(b"\t", 4)
+    return fields if len(fields) == 5 else None
 
 
 class QuiltJob(MRJob):

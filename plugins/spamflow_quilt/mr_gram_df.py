@@ -1,9 +1,9 @@
 """Job (a): document frequency of every k-gram, keeping the patch grams (1 < df ≤ m) with
 the pages that contain them.
 
-Input: shingle lines ``doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct per page:
-set semantics).  Mappers emit a (gram, page) row per gram of a page, keyed by gram bucket,
-and each page's size and servers (``S``), keyed by page bucket.  A gram's reducer sees all
+Input: shingle lines ``ordinal<TAB>doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct
+per page: set semantics).  Mappers emit a (gram, page ordinal) row per gram of a page, keyed
+by gram bucket, and each page's doc_id, size and servers (``S``), keyed by page bucket.  A gram's reducer sees all
 its pages, so it knows df(g) *and* the postings of the patch grams: the join of Figure 5
 (``docToGrams ⋈ patchGrams``) happens here, and job (b) never reads the corpus again.
 
@@ -11,8 +11,8 @@ Combining: a gram seen in more than m pages within one task can never be a patch
 mappers and combiners replace its rows by one row for a page that cannot exist
 (:data:`POPULAR`): boilerplate, the bulk of a web corpus's grams, costs one row per task.
 
-Output: ``d<bucket><TAB>H <packed doc, gram>`` (a page contains a patch gram), the pages
-``d<bucket><TAB>S <packed doc, n_grams, domain id, ip id>``, and
+Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a page contains a patch gram), the pages
+``d<bucket><TAB>S <packed ordinal, doc, n_grams, domain id, ip id>``, and
 ``g<bucket><TAB>P <packed gram, df>`` (the patch grams, read by the benchmark and reports).
 """
 
@@ -24,8 +24,8 @@ from spamflow_quilt.mr_base import QuiltJob, joined, page_fields, rows_of, tagge
 from spamflow_quilt.packed import unpack
 from spamflow_quilt.servers import server_id
 
-POPULAR = np.uint64(2**64 - 1)
-"""The page of a gram's "more than m pages" row: doc_ids have their top bit cleared."""
+POPULAR = np.uint32(2**32 - 1)
+"""The page of a gram's "more than m pages" row: no page has this ordinal."""
 
 
 def gram_counts(grams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -44,42 +44,45 @@ def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == values
 
 
-def popular_grams(grams: np.ndarray, docs: np.ndarray, m: int) -> np.ndarray:
+def popular_grams(grams: np.ndarray, pages: np.ndarray, m: int) -> np.ndarray:
     """The grams of these rows known to be in more than m pages, sorted."""
     distinct, rows = gram_counts(grams)
-    return unique(np.concatenate([distinct[rows > m], grams[docs == POPULAR]]))
+    return unique(np.concatenate([distinct[rows > m], grams[pages == POPULAR]]))
 
 
-def collapse_popular(grams: np.ndarray, docs: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+def collapse_popular(grams: np.ndarray, pages: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """(gram, page) rows with each gram of more than m rows (or of a POPULAR row) reduced to
     one POPULAR row: the df decision 1 < df ≤ m is the same before and after.  Row order is
     not kept.
 
-    >>> g, d = collapse_popular(np.array([5, 3, 5, 5], np.uint64), np.array([1, 2, 3, 4], np.uint64), 2)
+    >>> g, d = collapse_popular(np.array([5, 3, 5, 5], np.uint64), np.array([1, 2, 3, 4], np.uint32), 2)
     >>> g.tolist(), d.tolist() == [2, POPULAR]
     ([3, 5], True)
     """
-    popular = popular_grams(grams, docs, m)
+    popular = popular_grams(grams, pages, m)
     if len(popular) == 0:
-        return grams, docs
+        return grams, pages
     rest = ~member(grams, popular)
     return (np.concatenate([grams[rest], popular]),
-            np.concatenate([docs[rest], np.full(len(popular), POPULAR)]))
+            np.concatenate([pages[rest], np.full(len(popular), POPULAR)]))
 
 
 class MRGramDocumentFrequency(QuiltJob):
     def mapper_init(self):
-        self.pending = RowBuffer(2)  # gram, doc
-        self.pages: list[tuple[int, int, int, int]] = []  # doc, n_grams, domain id, ip id
+        self.pending = RowBuffer(2)  # gram, ordinal
+        self.pages: list[tuple[int, int, int, int, int]] = []  # ordinal, doc, n_grams, domain id, ip id
 
     def mapper(self, _, line):
         fields = page_fields(line)
         if fields is None:
             raise ValueError(f"job (a) reads shingle lines only, got {line[:80]!r}")
-        doc = int(fields[0])
-        (grams,) = unpack(fields[3])
-        self.pending.add(grams, np.full(len(grams), doc, np.uint64))
-        self.pages.append((doc, len(grams), server_id(fields[1].decode()), server_id(fields[2].decode())))
+        ordinal = int(fields[0])
+        if not 0 <= ordinal < POPULAR:
+            raise ValueError(f"page ordinal out of range in shingle line {line[:80]!r}")
+        (grams,) = unpack(fields[4])
+        self.pending.add(grams, np.full(len(grams), ordinal, np.uint32))
+        self.pages.append((ordinal, int(fields[1]), len(grams), server_id(fields[2].decode()),
+                           server_id(fields[3].decode())))
         if self.pending.rows >= self.options.flush_rows:
             yield from self.flush()
 
@@ -87,9 +90,9 @@ class MRGramDocumentFrequency(QuiltJob):
         yield from self.flush()
 
     def flush(self):
-        grams, docs = self.pending.take()
-        yield from self.by_grams(b"G", *collapse_popular(grams, docs, self.options.m))
-        pages = np.array(self.pages, np.uint64).reshape(-1, 4).T
+        grams, pages = self.pending.take()
+        yield from self.by_grams(b"G", *collapse_popular(grams, pages, self.options.m))
+        pages = np.array(self.pages, np.uint64).reshape(-1, 5).T
         self.pages = []
         yield from self.by_docs(b"S", *pages)
 
@@ -99,22 +102,22 @@ class MRGramDocumentFrequency(QuiltJob):
             for value in values:
                 yield key, value
             return
-        grams, docs = joined(rows_of(values).get(b"G"), 2)
-        yield key, tagged(b"G", *collapse_popular(grams, docs, self.options.m))
+        grams, pages = joined(rows_of(values).get(b"G"), 2)
+        yield key, tagged(b"G", *collapse_popular(grams, pages, self.options.m))
 
     def reducer(self, key, values):
         rows = rows_of(values)
         if key.startswith(b"d"):
             yield from self.passed_on(key, rows, b"S")
             return
-        grams, docs = joined(rows.get(b"G"), 2)
+        grams, pages = joined(rows.get(b"G"), 2)
         distinct, df = gram_counts(grams)
-        patch = (df > 1) & (df <= self.options.m) & ~member(distinct, unique(grams[docs == POPULAR]))
+        patch = (df > 1) & (df <= self.options.m) & ~member(distinct, unique(grams[pages == POPULAR]))
         if not patch.any():
             return
         yield key, tagged(b"P", distinct[patch], df[patch].astype(np.uint32))
         hit = member(grams, distinct[patch])
-        yield from self.by_docs(b"H", docs[hit], grams[hit])
+        yield from self.by_docs(b"H", pages[hit], grams[hit])
 
 
 if __name__ == "__main__":

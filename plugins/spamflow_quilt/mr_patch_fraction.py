@@ -28,17 +28,17 @@ class MRPatchFraction(QuiltJob):
 
     def reducer(self, key, values):
         rows = rows_of(values)
-        docs, n_grams, domains, ips = joined(rows.get(b"S"), 4)
-        hit_docs, hit_grams = joined(rows.get(b"H"), 2)
-        order = np.argsort(docs)
-        page = order[np.searchsorted(docs[order], hit_docs)]  # every hit has its page
+        ordinals, docs, n_grams, domains, ips = joined(rows.get(b"S"), 5)
+        hit_ordinals, hit_grams = joined(rows.get(b"H"), 2)
+        order = np.argsort(ordinals)
+        page = order[np.searchsorted(ordinals[order], hit_ordinals)]  # every hit has its page
         n_patch = np.bincount(page, minlength=len(docs)).astype(np.uint64)
         with np.errstate(divide="ignore", invalid="ignore"):
             patchy = (n_grams > 0) & (n_patch / n_grams >= self.options.theta)
         if patchy.any():
             yield key, tagged(b"Q", docs[patchy], n_patch[patchy], n_grams[patchy])
-        if len(hit_docs):
-            yield key, tagged(b"R", hit_grams, hit_docs, domains[page], ips[page], patchy[page].astype(np.uint8))
+        if len(hit_ordinals):
+            yield key, tagged(b"R", hit_grams, docs[page], domains[page], ips[page], patchy[page].astype(np.uint8))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from xxhash import xxh3_64_intdigest
 
+from spamflow_quilt.mr_gram_df import POPULAR
 from spamflow_quilt.packed import pack
 from spamflow_quilt.servers import NO_SERVER
+
+MAX_ORDINAL = int(POPULAR)
+"""Page ordinals are 32-bit; the largest value marks a gram in more than m pages (job (a))."""
 
 
 def gram_hashes(words: Sequence[str], k: int) -> list[int]:
@@ -79,16 +83,22 @@ def batch_gram_hashes(words: pa.Array, k: int) -> tuple[np.ndarray, np.ndarray]:
     return grams, offsets
 
 
-def shingle_line(doc_id: int, grams: Sequence[int] | np.ndarray, domain: str | None, ip: str | None) -> bytes:
-    """One page as the MapReduce jobs read it: ``doc<TAB>domain<TAB>ip<TAB>packed grams``.
+def shingle_line(ordinal: int, doc_id: int, grams: Sequence[int] | np.ndarray, domain: str | None,
+                 ip: str | None) -> bytes:
+    """One page as the MapReduce jobs read it: ``ordinal<TAB>doc<TAB>domain<TAB>ip<TAB>packed grams``.
 
+    The ordinal numbers the pages of one shingle file (distinct, below 2³² − 1): job (a)
+    shuffles a row per (gram, page), and a 32-bit ordinal makes it 12 bytes instead of 16.
     The grams are packed (:mod:`spamflow_quilt.packed`), not written as decimal numbers:
     every job reads every gram of every page, and parsing text was most of their time.
 
-    >>> shingle_line(7, [3, 1], "a.example", None)
-    b'7\\ta.example\\t-\\t2:u8:03000000000000000100000000000000'
+    >>> shingle_line(0, 7, [3, 1], "a.example", None)
+    b'0\\t7\\ta.example\\t-\\t2:u8:03000000000000000100000000000000'
     """
-    head = f"{doc_id}\t{domain or NO_SERVER}\t{ip or NO_SERVER}\t".encode()
+    if not 0 <= ordinal < MAX_ORDINAL:
+        raise ValueError(f"page ordinal {ordinal} is out of range: a shingle file holds at most "
+                         f"{MAX_ORDINAL} pages; split the snapshot")
+    head = f"{ordinal}\t{doc_id}\t{domain or NO_SERVER}\t{ip or NO_SERVER}\t".encode()
     return head + pack(np.asarray(grams, np.uint64))
 
 
@@ -99,12 +109,13 @@ def write_shingles(pages: Path, out: Path, k: int, snapshot: str | None = None, 
 
     With ``workers`` > 1 the Parquet row groups are shared among that many processes, each
     writing a part that is then appended to ``out``; the lines are the same, in another order
-    (the jobs do not depend on the order of their input)."""
+    and with other ordinals (worker w of W numbers its pages w, w + W, w + 2W, ...), which
+    changes nothing downstream."""
     units = row_groups(pages)
     shares = [units[i::workers] for i in range(workers)] if workers > 1 else [units]
     shares = [share for share in shares if share] or [[]]
     parts = [out.with_name(f"{out.name}.part{i}") for i in range(len(shares))]
-    jobs = [(share, part, k, snapshot) for share, part in zip(shares, parts)]
+    jobs = [(share, part, k, snapshot, w, len(shares)) for w, (share, part) in enumerate(zip(shares, parts))]
     if len(jobs) == 1:
         results = [_shingle_share(jobs[0])]
     else:
@@ -126,9 +137,10 @@ def row_groups(pages: Path) -> list[tuple[str, int]]:
     return [(str(f), i) for f in files for i in range(pq.ParquetFile(f).num_row_groups)]
 
 
-def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None]) -> dict[str, int]:
+def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None, int, int]) -> dict[str, int]:
     """Shingle some row groups into one part file (runs in a worker process)."""
-    units, out, k, snapshot = job
+    units, out, k, snapshot, first, step = job
+    ordinal = first
     counts = {"pages": 0, "pages_without_grams": 0, "grams": 0}
     with open(out, "wb") as fh:
         for path, group in units:
@@ -145,6 +157,7 @@ def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None]) -> 
                 counts["pages_without_grams"] += int((sizes == 0).sum())
                 docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
                 bounds = offsets.tolist()
-                fh.writelines(shingle_line(doc, grams[bounds[i]:bounds[i + 1]], domain, ip) + b"\n"
-                              for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)))
+                fh.writelines(shingle_line(ordinal + i * step, doc, grams[bounds[i]:bounds[i + 1]], domain, ip)
+                              + b"\n" for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)))
+                ordinal += batch.num_rows * step
     return counts
