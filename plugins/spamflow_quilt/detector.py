@@ -34,11 +34,14 @@ HOST_SCHEMA = pa.schema([
 BUCKET_BYTES = 4 << 20
 """Shingle bytes per bucket: a reducer holds about this much of the corpus's grams at once."""
 
+COVER_BUCKET_BYTES = 16 << 20
+"""Bytes of job (b)'s output per bucket of job (c)."""
 
-def bucket_count(shingles: Path) -> int:
-    """Buckets for a shingle file: a power of two, at least 8, ~4 MB of grams each, so that
-    records stay large (few of them) and a reducer's memory stays small at any corpus size."""
-    wanted = max(shingles.stat().st_size // BUCKET_BYTES, 8)
+
+def bucket_count(shingles: Path, bucket_bytes: int = BUCKET_BYTES) -> int:
+    """Buckets for a job's input: a power of two, at least 8, ~``bucket_bytes`` of it each, so
+    that records stay large (few of them) and a reducer's memory stays small at any corpus size."""
+    wanted = max(shingles.stat().st_size // bucket_bytes, 8)
     return 1 << (int(wanted) - 1).bit_length()
 
 
@@ -68,7 +71,12 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
     patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv", m)
     patchy = job(MRPatchFraction, [patch_grams], patchy_dir / "patchy_pages.tsv",
                  [*m, "--theta", repr(params.theta)])
-    cover_args = [*m, "--c", str(params.c), "--foreign", params.foreign]
+    # job (c) shuffles B x B records (each gram bucket's triples to each page bucket): its own,
+    # smaller B keeps them large
+    cover_args = ["--m", str(params.m), "--buckets", str(buckets or bucket_count(patchy, COVER_BUCKET_BYTES)),
+                  "--c", str(params.c), "--foreign", params.foreign]
+    if flush_rows:
+        cover_args += ["--flush-rows", str(flush_rows)]
     if params.phi is not None:
         cover_args += ["--phi", repr(params.phi)]
     covers = job(MRQuiltCover, [patchy], cover_dir / "covers.tsv", cover_args)
