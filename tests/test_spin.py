@@ -17,7 +17,8 @@ from spamflow.config import parse_config
 from spamflow.demo.spinner import parse_dictionary as spinner_dictionary
 from spamflow.demo.spinner import spin
 from spamflow.demo.texts import spin_article, spin_dictionary_text
-from spamflow.errors import ConfigError
+from spamflow.errors import ConfigError, SpamflowError
+from spamflow.mr import run_job
 from spamflow.words import words
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
@@ -25,6 +26,7 @@ from spamflow_spin.candidates import Candidates, find_candidates
 from spamflow_spin.detector import Page, find_spin
 from spamflow_spin.dictionary import DictionaryError, SynonymDictionary, load_dictionary
 from spamflow_spin.mr_candidate_pairs import index_length, prefix_length
+from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
 from spamflow_spin.similarity import jaccard
@@ -277,6 +279,25 @@ def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
         order = sorted(s, key=lambda x: (df[x] > 5, df[x], x))
         expected_prefix_dropped += any(df[x] > 5 for x in order[:prefix_length(len(s), t, 1)])
     assert dropped.prefix_dropped == expected_prefix_dropped
+
+
+@pytest.mark.parametrize("flush_at", [3, 500_000])
+def test_immutable_frequency_job_counts_pages_per_immutable(tmp_path, flush_at):
+    docs = _random_sets(11, n_docs=50)
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
+    out = run_job(MRImmutableFrequency, [lines], tmp_path / "df.tsv", runner="inline",
+                  args=["--flush-at", str(flush_at)])
+    got = dict(line.split("\t") for line in out.read_text().splitlines())
+    df = Counter(x for s in docs.values() for x in s)
+    assert {x: int(n) for x, n in got.items()} == {x: n for x, n in df.items() if n > 1}
+
+
+def test_candidate_jobs_name_a_bad_line(tmp_path):
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("1\ta b c\nnot a page line\n")
+    with pytest.raises(SpamflowError, match="MRImmutableFrequency.*not a page line"):
+        find_candidates(lines, tmp_path / "w", threshold=0.5, max_pages=10, min_shared=1, runner="inline")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
