@@ -25,7 +25,7 @@ from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import Candidates, find_candidates
 from spamflow_spin.detector import Page, find_spin
 from spamflow_spin.dictionary import DictionaryError, SynonymDictionary, load_dictionary
-from spamflow_spin.mr_candidate_pairs import index_length, prefix_length
+from spamflow_spin.mr_candidate_pairs import MRCandidatePairs, index_length, prefix_length
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
@@ -263,6 +263,18 @@ def test_candidate_pairs_equal_the_filters_applied_to_all_pairs(tmp_path):
         if count >= min(k, need):
             expected.add((a, b))
     assert expected == pairs
+
+
+def test_candidate_pairs_same_with_reducer_flushes(tmp_path):
+    """In-reducer combining flushed after every immutable gives the same pairs."""
+    docs = _random_sets(12, n_docs=60)
+    pairs, _ = _candidates(docs, tmp_path, 0.5, "inline", k=2)
+    lines, frequencies = tmp_path / "imm.tsv", tmp_path / "inline" / "frequencies.tsv"
+    out = run_job(MRCandidatePairs, [lines], tmp_path / "flushed.tsv", runner="inline",
+                  args=["--threshold", "0.5", "--max-pages", "10000", "--min-shared", "2",
+                        "--frequencies", str(frequencies), "--flush-at", "1"])
+    flushed = {tuple(map(int, line.split("\t")[0].split())) for line in out.read_text().splitlines()}
+    assert flushed == pairs and pairs
 
 
 def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):

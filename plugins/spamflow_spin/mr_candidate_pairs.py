@@ -25,7 +25,9 @@ ones are never emitted, and a page whose probe prefix reaches one loses the guar
 as ``#prefix_dropped``).
 
 1. mapper (side file loaded once per task): per page, sort, emit ``immutable -> doc n pos``
-   for its probe prefix; reducer: per immutable, the pairs allowed above;
+   for its probe prefix; reducer: per immutable, the pairs allowed above, counted in memory
+   across the task's immutables and emitted as ``doc_a doc_b -> count need`` at the end
+   (or every ``--flush-at`` pairs);
 2. combiner and reducer: per pair, add the counts; keep the candidates.
 
 Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, and ``#prefix_dropped<TAB>n``.
@@ -99,9 +101,13 @@ class MRCandidatePairs(MRJob):
                               help="k: candidate pairs share this many prefix immutables")
         self.add_file_arg("--frequencies", required=True,
                           help="immutable<TAB>df lines (mr_immutable_frequency's output)")
+        self.add_passthru_arg("--flush-at", type=int, default=200_000,
+                              help="a reducer emits its pair counts when it holds this many pairs")
 
     def steps(self):
-        return [MRStep(mapper_init=self.load_frequencies, mapper=self.prefix, reducer=self.pairs_of_posting),
+        return [MRStep(mapper_init=self.load_frequencies, mapper=self.prefix,
+                       reducer_init=self.start_pair_counts, reducer=self.pairs_of_posting,
+                       reducer_final=self.flush_pair_counts),
                 MRStep(combiner=self.add_counts, reducer=self.keep_pairs)]
 
     def load_frequencies(self):
@@ -131,11 +137,15 @@ class MRCandidatePairs(MRJob):
         if hit_dropped:
             yield PREFIX_DROPPED, "1"
 
+    def start_pair_counts(self):
+        self.pair_counts = {}
+
     def pairs_of_posting(self, key, values):
         if key.startswith("#"):
-            yield key, str(sum(map(int, values)))
+            yield key, f"{sum(map(int, values))} 0"
             return
         t, k = self.options.threshold, self.options.min_shared
+        counts = self.pair_counts
         pages = sorted((n, doc, pos) for doc, n, pos in (map(int, v.split()) for v in values))
         for i, (n_y, doc_y, pos_y) in enumerate(pages):
             if pos_y >= index_length(n_y, t, k):
@@ -145,13 +155,19 @@ class MRCandidatePairs(MRJob):
                     break  # sorted by size: every later page is larger still
                 need = pair_overlap_needed(n_x, n_y, t)
                 if position_allows(pos_x, n_x, pos_y, n_y, need):
-                    a, b = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
-                    yield f"{a} {b}", f"1 {min(k, need)}"
+                    pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
+                    count = counts.get(pair)
+                    counts[pair] = (1, min(k, need)) if count is None else (count[0] + 1, count[1])
+        if len(counts) >= self.options.flush_at:
+            yield from self.flush_pair_counts()
+
+    def flush_pair_counts(self):
+        """In-reducer combining: a pair counted at several immutables of this task is one record."""
+        for (a, b), (count, need) in self.pair_counts.items():
+            yield f"{a} {b}", f"{count} {need}"
+        self.pair_counts.clear()
 
     def add_counts(self, key, values):
-        if key.startswith("#"):
-            yield key, str(sum(map(int, values)))
-            return
         total = need = 0
         for value in values:
             count, need_text = value.split()
@@ -161,11 +177,10 @@ class MRCandidatePairs(MRJob):
 
     def keep_pairs(self, key, values):
         for out_key, value in self.add_counts(key, values):
-            if key.startswith("#"):
-                yield out_key, value
-                continue
             total, need = map(int, value.split())
-            if total >= need:
+            if key.startswith("#"):
+                yield key, str(total)
+            elif total >= need:
                 yield out_key, str(total)
 
 
