@@ -349,7 +349,8 @@ def test_find_spin_equals_exhaustive_comparison_on_spun_copies(tmp_path):
         if 107 in (a, b):  # the second copy of the original: only its duplicate pair is reported
             continue
         ja = jaccard(set(parts[a].immutables), set(parts[b].immutables))
-        if ja >= params.immutable_threshold and mutable_overlap(parts[a].mutables, parts[b].mutables, d) >= 0.7:
+        overlap = mutable_overlap(parts[a].mutables, parts[b].mutables, d)
+        if ja >= params.immutable_threshold and overlap >= params.verifier_threshold:
             expected[(a, b)] = "spun"
     assert {k: v["kind"] for k, v in got.items()} == expected
     spun_docs = {d for (a, b), k in expected.items() if k == "spun" for d in (a, b)}
