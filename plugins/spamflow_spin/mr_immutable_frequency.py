@@ -35,7 +35,7 @@ class MRImmutableFrequency(MRJob):
                        combiner=self.add, reducer=self.keep_shared)]
 
     def start_counts(self):
-        self.counts = Counter()
+        self.counts: Counter[str] = Counter()
 
     def count(self, _, line):
         doc, tab, immutables = line.partition("\t")
