@@ -158,7 +158,8 @@ def run_size(n: int, spinner, dictionary, tmp: Path, a: argparse.Namespace) -> N
     all_pairs = n * (n - 1) // 2
     print(f"candidate jobs (-r {a.runner}): {wall:.1f} s wall, {n / wall:,.0f} articles/s; "
           f"{found.shared_immutables:,} immutables on 2+ pages, {found.dropped:,} over max_pages {a.max_pages}, "
-          f"{found.prefix_dropped:,} articles with a dropped immutable in their prefix")
+          f"{found.prefix_dropped:,} articles with a dropped immutable in their prefix; pair counts made at shared "
+          f"prefix immutables: {found.pairs_counted:,} ({found.pairs_counted / n:.1f} per article)")
     print(f"candidate pairs: {len(found.pairs):,} of {all_pairs:,} pairs = {len(found.pairs) / all_pairs:.4%} "
           f"(target < 1 %: {'MET' if len(found.pairs) / all_pairs < 0.01 else 'NOT MET'})")
     above = {p for p in found.pairs if jaccard_ids(docs[p[0]], docs[p[1]]) >= T}

@@ -84,6 +84,7 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
                             min_shared=params.min_shared, runner=runner, runner_args=runner_args)
     counts["immutables_dropped_popular"] += found.dropped
     counts["pages_prefix_dropped"] += found.prefix_dropped
+    counts["candidate_pair_counts"] += found.pairs_counted
     return found.pairs
 
 

@@ -30,7 +30,9 @@ as ``#prefix_dropped``).
    (or every ``--flush-at`` pairs);
 2. combiner and reducer: per pair, add the counts; keep the candidates.
 
-Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, and ``#prefix_dropped<TAB>n``.
+Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n`` and
+``#pairs_counted<TAB>n`` (how many times step 1 counted a pair: the work that must stay
+linear in the corpus).
 
 Imports nothing from spamflow: a Spark or Hadoop worker gets only this package.
 """
@@ -42,6 +44,7 @@ from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
 PREFIX_DROPPED = "#prefix_dropped"
+PAIRS_COUNTED = "#pairs_counted"
 EPS = 1e-9
 
 
@@ -107,7 +110,7 @@ class MRCandidatePairs(MRJob):
     def steps(self):
         return [MRStep(mapper_init=self.load_frequencies, mapper=self.prefix,
                        reducer_init=self.start_pair_counts, reducer=self.pairs_of_posting,
-                       reducer_final=self.flush_pair_counts),
+                       reducer_final=self.finish_pair_counts),
                 MRStep(combiner=self.add_counts, reducer=self.keep_pairs)]
 
     def load_frequencies(self):
@@ -139,6 +142,7 @@ class MRCandidatePairs(MRJob):
 
     def start_pair_counts(self):
         self.pair_counts = {}
+        self.counted = 0
 
     def pairs_of_posting(self, key, values):
         if key.startswith("#"):
@@ -156,6 +160,7 @@ class MRCandidatePairs(MRJob):
                 need = pair_overlap_needed(n_x, n_y, t)
                 if position_allows(pos_x, n_x, pos_y, n_y, need):
                     pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
+                    self.counted += 1
                     count = counts.get(pair)
                     counts[pair] = (1, min(k, need)) if count is None else (count[0] + 1, count[1])
         if len(counts) >= self.options.flush_at:
@@ -166,6 +171,10 @@ class MRCandidatePairs(MRJob):
         for (a, b), (count, need) in self.pair_counts.items():
             yield f"{a} {b}", f"{count} {need}"
         self.pair_counts.clear()
+
+    def finish_pair_counts(self):
+        yield from self.flush_pair_counts()
+        yield PAIRS_COUNTED, f"{self.counted} 0"
 
     def add_counts(self, key, values):
         total = need = 0
