@@ -50,7 +50,7 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
                 counted += int(value)
                 continue
             a, _, b = key.partition(" ")
-            if not tab or not a.isdigit() or not b.isdigit():
+            if not tab or not a.lstrip("-").isdigit() or not b.lstrip("-").isdigit():
                 raise ValueError(f"{out}:{number}: not 'doc_a doc_b<TAB>count': {line[:80]!r}")
             pairs.append((int(a), int(b)))
     return Candidates(sorted(pairs), shared, dropped, prefix_dropped, counted)

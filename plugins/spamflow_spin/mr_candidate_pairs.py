@@ -124,7 +124,7 @@ class MRCandidatePairs(MRJob):
 
     def prefix(self, _, line):
         doc, tab, immutables = line.partition("\t")
-        if not tab or not doc.isdigit():
+        if not tab or not doc.lstrip("-").isdigit():
             raise ValueError(f"not a page line 'doc<TAB>immutables': {line[:80]!r}")
         df, max_pages = self.df, self.options.max_pages
         items = sorted((f > max_pages, f, immutable) for immutable in immutables.split()

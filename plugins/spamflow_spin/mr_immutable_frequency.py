@@ -39,7 +39,7 @@ class MRImmutableFrequency(MRJob):
 
     def count(self, _, line):
         doc, tab, immutables = line.partition("\t")
-        if not tab or not doc.isdigit():
+        if not tab or not doc.lstrip("-").isdigit():
             raise ValueError(f"not a page line 'doc<TAB>immutables': {line[:80]!r}")
         self.counts.update(immutables.split())
         if len(self.counts) >= self.options.flush_at:
