@@ -188,7 +188,7 @@ def host_features(pages: list[Page], pairs: list[dict[str, Any]], campaigns: lis
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "1"
+    version = "2"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams
