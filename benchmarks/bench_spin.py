@@ -2,10 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_spin.py                 # 10,000 and 20,000 articles
-    .venv/bin/python benchmarks/bench_spin.py --sizes 100000 --mr-max 100 --exhaustive-max 100
-        # partition at 100k; its candidate count needs more than 7 GB (docs/spin.md, Cost)
-    .venv/bin/python benchmarks/bench_spin.py --sizes 2000    # quick
+    .venv/bin/python benchmarks/bench_spin.py                  # 10,000 and 100,000 articles
+    .venv/bin/python benchmarks/bench_spin.py --sizes 2000     # quick
+    .venv/bin/python benchmarks/bench_spin.py --runner local   # the jobs on mrjob's local runner, 2 cores
 
 1. **Corpus.** Synthetic articles of ~400 words (normal, sd 60) whose tokens are, with
    probability 0.15, a word of the spinner dictionary (uniform over its one-word heads) and
@@ -18,14 +17,15 @@ Run from the repository root::
    (20 random sentences of the PAN13 source documents each).
 2. **Partition** (``partition``, longest match) of every article, timed on one core:
    articles/s and words/s.
-3. **Candidate pairs** with the mrjob job (``-r inline``) at the defaults t = 0.6, k = 3:
-   seconds, articles/s, candidate pairs and their share of all pairs.  Above ``--mr-max``
-   articles the job is not run (the inline runner is a test runner, ~50k records/s); the
-   candidates are then counted with an in-process prefix filter that implements the same
-   rule, checked equal to the job's output on the smaller size, and the job's time is
-   extrapolated linearly (EXTRAPOLATED).
-4. **Recall.** Against exhaustive comparison (sparse matrix product over all pairs, scipy)
-   on sizes up to ``--exhaustive-max``; against the planted spun pairs on every size.
+3. **Candidate pairs** with the detector's two mrjob jobs (``find_candidates``: document
+   frequencies, then the prefix filter) at the defaults t = 0.6, k = 3, max_pages 10,000, on
+   ``--runner`` (default ``inline``): wall seconds, articles/s, candidate pairs and their share
+   of all pairs.  Each article's immutables are streamed to the jobs' input file as it is
+   partitioned and kept only as sorted integer ids (4 bytes each) for the recall checks.
+4. **Recall.** Against exhaustive comparison (sparse matrix product, scipy): of all pairs up
+   to ``--exhaustive-max`` articles; above, of ``--sample`` random articles with every other
+   article (every pair >= t that involves a sampled article must be a candidate); and
+   against the planted spun pairs on every size.
 """
 
 from __future__ import annotations
@@ -49,17 +49,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from spinning import moby_spin_dictionary, spin_words, spinner_lines  # noqa: E402
 
-from spamflow.mr import run_job  # noqa: E402
 from spamflow.words import words  # noqa: E402
+from spamflow_spin.candidates import find_candidates  # noqa: E402
 from spamflow_spin.dictionary import load_dictionary  # noqa: E402
-from spamflow_spin.mr_candidate_pairs import (  # noqa: E402
-    MRCandidatePairs,
-    prefix_length,
-    shared_needed,
-    sizes_compatible,
-)
 from spamflow_spin.partition import partition  # noqa: E402
-from spamflow_spin.similarity import jaccard  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 T = 0.6
@@ -110,117 +103,95 @@ def corpus(n: int, spinner, rng: random.Random):
     return articles, planted
 
 
-def prefix_filter_pairs(sets: list[frozenset[str]], t: float, k: int) -> set[tuple[int, int]]:
-    """The job's rule in one process (a second implementation, for counting at scale)."""
-    df = Counter(x for s in sets for x in s)
-    index: dict[str, list[int]] = {}
-    for doc, s in enumerate(sets):
-        for x in sorted(s, key=lambda x: (df[x], x))[:prefix_length(len(s), t, k)]:
-            if df[x] > 1:
-                index.setdefault(x, []).append(doc)
-    shared: Counter[tuple[int, int]] = Counter()
-    for docs in index.values():
-        for a, b in combinations(docs, 2):
-            if sizes_compatible(len(sets[a]), len(sets[b]), t):
-                shared[(a, b)] += 1
-    return {p for p, c in shared.items() if c >= shared_needed(len(sets[p[0]]), len(sets[p[1]]), t, k)}
-
-
-def prefix_filter_pairs_np(docs: list[np.ndarray], t: float, k: int,
-                           max_pages: int) -> tuple[dict[tuple[int, int], int], int]:
-    """The same rule on integer token ids in numpy arrays (memory: 4 bytes per immutable, 8 per
-    emitted pair), for sizes where Python sets of strings do not fit; pair -> shared prefix immutables."""
-    df = np.bincount(np.concatenate(docs))
-    tokens, owners = [], []
-    prefix_dropped = 0
-    for doc, ids in enumerate(docs):
-        order = np.lexsort((ids, df[ids], df[ids] > max_pages))  # as the job: dropped immutables last
-        prefix = ids[order[:prefix_length(len(ids), t, k)]]
-        prefix_dropped += bool((df[prefix] > max_pages).any())
-        prefix = prefix[(df[prefix] > 1) & (df[prefix] <= max_pages)]
-        tokens.append(prefix)
-        owners.append(np.full(len(prefix), doc, dtype=np.int64))
-    tok, own = np.concatenate(tokens), np.concatenate(owners)
-    order = np.argsort(tok, kind="stable")
-    tok, own = tok[order], own[order]
-    bounds = np.flatnonzero(np.diff(tok)) + 1
-    sizes = np.array([len(d) for d in docs], dtype=np.int64)
-    keys = []
-    for group in np.split(own, bounds):  # step 3: the pairs of each prefix immutable, vectorised
-        if len(group) < 2:
-            continue
-        i, j = np.triu_indices(len(group), 1)
-        a, b = group[i], group[j]
-        small, big = np.minimum(sizes[a], sizes[b]), np.maximum(sizes[a], sizes[b])
-        ok = small >= t * big - 1e-9
-        keys.append(a[ok] * len(docs) + b[ok])
-    pair_keys, shared = np.unique(np.concatenate(keys), return_counts=True)  # step 4
-    a, b = pair_keys // len(docs), pair_keys % len(docs)
-    need = np.minimum(k, np.minimum(np.ceil(t * sizes[a] - 1e-9), np.ceil(t * sizes[b] - 1e-9)))
-    keep = shared >= need
-    return {(int(x), int(y)): int(c) for x, y, c in zip(a[keep], b[keep], shared[keep])}, prefix_dropped
-
-
-def exhaustive(sets: list[frozenset[str]], t: float) -> set[tuple[int, int]]:
-    """All pairs with Jaccard >= t, by a sparse product of the article-immutable matrix."""
-    vocab: dict[str, int] = {}
-    rows, cols = [], []
-    for i, s in enumerate(sets):
-        for x in s:
-            rows.append(i)
-            cols.append(vocab.setdefault(x, len(vocab)))
-    m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(len(sets), len(vocab)))
-    sizes = np.array([len(s) for s in sets], dtype=np.float32)
+def exhaustive(docs: list[np.ndarray], t: float, rows: np.ndarray | None = None) -> set[tuple[int, int]]:
+    """All pairs with Jaccard >= t by a sparse product of the article-immutable matrix: of every
+    article with every other, or (``rows``) of a sample of articles with every other."""
+    n = len(docs)
+    sizes = np.array([len(d) for d in docs], dtype=np.float64)
+    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    cols = np.concatenate(docs)
+    m = sp.csr_matrix((np.ones(len(cols), dtype=np.float32), cols, indptr), shape=(n, int(cols.max()) + 1))
+    rows = np.arange(n) if rows is None else rows
+    mt = m.T.tocsr()
     out = set()
-    for start in range(0, len(sets), 500):
-        block = (m[start:start + 500] @ m.T).tocoo()
-        i, j, inter = block.row + start, block.col, block.data
-        keep = (i < j) & (inter >= t * (sizes[i] + sizes[j] - inter) - 1e-6)
-        out |= set(zip(i[keep].tolist(), j[keep].tolist()))
+    for start in range(0, len(rows), 500):
+        chunk = rows[start:start + 500]
+        block = (m[chunk] @ mt).tocoo()
+        i, j, inter = chunk[block.row], block.col, block.data.astype(np.float64)
+        keep = (i != j) & (inter >= t * (sizes[i] + sizes[j] - inter) - 1e-6)
+        out |= {(min(a, b), max(a, b)) for a, b in zip(i[keep].tolist(), j[keep].tolist())}
     return out
 
 
-def large(articles: list[list[str]], planted: set[tuple[int, int]], dictionary, n_words: int,
-          mr_rate: float | None, max_pages: int) -> None:
-    """Sizes above --mr-max: partition streamed into integer ids, the numpy prefix filter."""
-    n = len(articles)
+def jaccard_ids(a: np.ndarray, b: np.ndarray) -> float:
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    return inter / (len(a) + len(b) - inter)
+
+
+def run_size(n: int, spinner, dictionary, tmp: Path, a: argparse.Namespace) -> None:
+    """One corpus size: partition (streamed to the jobs' input file), the two jobs, recall."""
+    rng = random.Random(n)
+    articles, planted = corpus(n, spinner, rng)
+    n_words = sum(map(len, articles))
+    print(f"\n## {n:,} articles, {n_words / n:.0f} words each on average, {len(planted):,} planted spun pairs")
     ids: dict[str, int] = {}
     docs = []
+    lines = tmp / f"immutables{n}.tsv"
     sec = 0.0
-    for i in range(n):
-        t0 = time.process_time()
-        part = partition(articles[i], dictionary)
-        sec += time.process_time() - t0
-        docs.append(np.array(sorted({ids.setdefault(x, len(ids)) for x in part.immutables}), dtype=np.int32))
-        articles[i] = []  # free the words as we go
+    with open(lines, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            t0 = time.process_time()
+            part = partition(articles[i], dictionary)
+            sec += time.process_time() - t0
+            fh.write(f"{i}\t{' '.join(part.immutables)}\n")
+            docs.append(np.array(sorted({ids.setdefault(x, len(ids)) for x in part.immutables}), dtype=np.int32))
+            articles[i] = []  # free the words as we go
+    del ids
+    n_imm = sum(map(len, docs))
     print(f"partition: {sec:.2f} s CPU, {n / sec:,.0f} articles/s, {n_words / sec / 1e6:.2f} M words/s "
-          f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'})")
-    if mr_rate:
-        print(f"candidate job (inline): EXTRAPOLATED {n / mr_rate:.0f} s at {mr_rate:,.0f} articles/s")
-    t0 = time.process_time()
-    pairs, prefix_dropped = prefix_filter_pairs_np(docs, T, K, max_pages)
-    sec_fast = time.process_time() - t0
+          f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'}); "
+          f"{n_imm / n:.0f} immutables per article")
+    t0 = time.time()
+    found = find_candidates(lines, tmp / f"work{n}", threshold=T, max_pages=a.max_pages, min_shared=K,
+                            runner=a.runner, runner_args=RUNNER_ARGS.get(a.runner, ()))
+    wall = time.time() - t0
     all_pairs = n * (n - 1) // 2
-    print(f"in-process prefix filter (numpy, max_pages {max_pages}): {sec_fast:.1f} s CPU, {n / sec_fast:,.0f} "
-          f"articles/s; {prefix_dropped:,} articles had a dropped immutable in their prefix")
-    print(f"candidate pairs: {len(pairs):,} of {all_pairs:,} pairs = {len(pairs) / all_pairs:.4%} "
-          f"(target < 1 %: {'MET' if len(pairs) / all_pairs < 0.01 else 'NOT MET'})")
-    above = set()
-    for a, b in pairs:
-        inter = len(np.intersect1d(docs[a], docs[b], assume_unique=True))
-        if inter >= T * (len(docs[a]) + len(docs[b]) - inter) - 1e-9:
-            above.add((a, b))
-    print(f"pairs with immutable Jaccard >= {T} among candidates: {len(above):,}; planted spun pairs: "
-          f"{len(planted):,}, found: {len(planted & above) / max(1, len(planted)):.2%}")
+    print(f"candidate jobs (-r {a.runner}): {wall:.1f} s wall, {n / wall:,.0f} articles/s; "
+          f"{found.shared_immutables:,} immutables on 2+ pages, {found.dropped:,} over max_pages {a.max_pages}, "
+          f"{found.prefix_dropped:,} articles with a dropped immutable in their prefix; pair counts made at shared "
+          f"prefix immutables: {found.pairs_counted:,} ({found.pairs_counted / n:.1f} per article)")
+    print(f"candidate pairs: {len(found.pairs):,} of {all_pairs:,} pairs = {len(found.pairs) / all_pairs:.4%} "
+          f"(target < 1 %: {'MET' if len(found.pairs) / all_pairs < 0.01 else 'NOT MET'})")
+    above = {p for p in found.pairs if jaccard_ids(docs[p[0]], docs[p[1]]) >= T}
+    print(f"pairs with immutable Jaccard >= {T} among candidates: {len(above):,}; planted spun pairs found: "
+          f"{len(planted & above):,} / {len(planted):,} = {len(planted & above) / max(1, len(planted)):.2%}")
+    t0 = time.time()
+    if n <= a.exhaustive_max:
+        exact = exhaustive(docs, T)
+        what = f"all {all_pairs:,} pairs"
+    else:
+        sample = np.sort(np.random.default_rng(0).choice(n, a.sample, replace=False))
+        exact = exhaustive(docs, T, sample)
+        in_sample = set(sample.tolist())
+        above = {p for p in above if p[0] in in_sample or p[1] in in_sample}
+        what = f"every pair of {a.sample:,} random articles with all {n:,}"
+    recall = len(exact & above) / max(1, len(exact))
+    print(f"exhaustive ({what}, scipy, {time.time() - t0:.0f} s): {len(exact):,} pairs >= {T}; recall of the "
+          f"candidates: {recall:.2%} (target > 99 %: {'MET' if recall > 0.99 else 'NOT MET'})")
+
+
+RUNNER_ARGS = {"local": ("--num-cores", "2")}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 20000])
-    ap.add_argument("--mr-max", type=int, default=10000)
-    ap.add_argument("--exhaustive-max", type=int, default=10000)
-    ap.add_argument("--max-pages", type=int, default=2000,
-                    help="the job's max_pages for sizes above --mr-max (the numpy path's pair memory)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    ap.add_argument("--runner", default="inline", choices=["inline", "local"],
+                    help="mrjob runner for the candidate jobs (local: --num-cores 2)")
+    ap.add_argument("--exhaustive-max", type=int, default=10000,
+                    help="up to this size every pair is compared; above, --sample articles with all others")
+    ap.add_argument("--sample", type=int, default=1000)
+    ap.add_argument("--max-pages", type=int, default=10000, help="the detector's max_pages (its default)")
     a = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs visible, load {os.getloadavg()[0]:.1f}")
     pool, synthetic = sentence_pool()
@@ -241,51 +212,8 @@ def main() -> None:
         sec = time.process_time() - t0
         print(f"partition of 2,000 real-text articles ({sum(map(len, real)) / 2000:.0f} words): "
               f"{2000 / sec:,.0f} articles/s on one core")
-        mr_rate = None
         for n in a.sizes:
-            rng = random.Random(n)
-            articles, planted = corpus(n, spinner, rng)
-            n_words = sum(map(len, articles))
-            print(f"\n## {n:,} articles, {n_words / n:.0f} words each on average")
-            if n > a.mr_max:
-                large(articles, planted, dictionary, n_words, mr_rate, a.max_pages)
-                continue
-            t0 = time.process_time()
-            parts = [partition(w, dictionary) for w in articles]
-            sec = time.process_time() - t0
-            print(f"partition: {sec:.2f} s CPU, {n / sec:,.0f} articles/s, {n_words / sec / 1e6:.2f} M words/s "
-                  f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'})")
-            sets = [frozenset(p.immutables) for p in parts]
-            t0 = time.process_time()
-            fast = prefix_filter_pairs(sets, T, K)
-            sec_fast = time.process_time() - t0
-            all_pairs = n * (n - 1) // 2
-            if n <= a.mr_max:
-                lines = Path(tmp) / f"imm{n}.tsv"
-                lines.write_text("".join(f"{i}\t{' '.join(p.immutables)}\n" for i, p in enumerate(parts)))
-                t0 = time.time()
-                out = run_job(MRCandidatePairs, [lines], Path(tmp) / f"pairs{n}.tsv", runner="inline",
-                              args=["--threshold", repr(T), "--max-pages", "10000", "--min-shared", str(K)])
-                mr_sec = time.time() - t0
-                mr_rate = n / mr_sec
-                job = {tuple(map(int, ln.split("\t")[0].split())) for ln in out.read_text().splitlines()
-                       if not ln.startswith("#")}
-                print(f"candidate job (inline): {mr_sec:.1f} s, {mr_rate:,.0f} articles/s; "
-                      f"same pairs as the in-process prefix filter: {job == fast}")
-            elif mr_rate:
-                print(f"candidate job (inline): EXTRAPOLATED {n / mr_rate:.0f} s at {mr_rate:,.0f} articles/s")
-            print(f"in-process prefix filter: {sec_fast:.1f} s CPU, {n / sec_fast:,.0f} articles/s")
-            print(f"candidate pairs: {len(fast):,} of {all_pairs:,} pairs = {len(fast) / all_pairs:.4%} "
-                  f"(target < 1 %: {'MET' if len(fast) / all_pairs < 0.01 else 'NOT MET'})")
-            above = {p for p in fast if jaccard(sets[p[0]], sets[p[1]]) >= T}
-            print(f"pairs with immutable Jaccard >= {T} among candidates: {len(above):,}; planted spun pairs: "
-                  f"{len(planted):,}, found: {len(planted & above) / max(1, len(planted)):.2%}")
-            if n <= a.exhaustive_max:
-                t0 = time.time()
-                exact = exhaustive(sets, T)
-                print(f"exhaustive (all {all_pairs:,} pairs, scipy, {time.time() - t0:.0f} s): {len(exact):,} pairs "
-                      f">= {T}; recall of the candidates: {len(exact & above) / max(1, len(exact)):.2%}")
-            print(f"prefix length at n=200 immutables: {prefix_length(200, T, K)} of 200")
+            run_size(n, spinner, dictionary, Path(tmp), a)
 
 
 if __name__ == "__main__":

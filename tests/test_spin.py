@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import math
 import random
 import re
+import shutil
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
@@ -13,14 +17,16 @@ from spamflow.config import parse_config
 from spamflow.demo.spinner import parse_dictionary as spinner_dictionary
 from spamflow.demo.spinner import spin
 from spamflow.demo.texts import spin_article, spin_dictionary_text
-from spamflow.errors import ConfigError
+from spamflow.errors import ConfigError, SpamflowError
 from spamflow.mr import run_job
 from spamflow.words import words
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
+from spamflow_spin.candidates import Candidates, find_candidates
 from spamflow_spin.detector import Page, find_spin
 from spamflow_spin.dictionary import DictionaryError, SynonymDictionary, load_dictionary
-from spamflow_spin.mr_candidate_pairs import DROPPED, PREFIX_DROPPED, MRCandidatePairs
+from spamflow_spin.mr_candidate_pairs import MRCandidatePairs, index_length, prefix_length
+from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
 from spamflow_spin.similarity import jaccard
@@ -209,48 +215,121 @@ ONE_TASK = ("--num-cores", "1", "--jobconf", "mapreduce.job.maps=1", "--jobconf"
 
 
 def _candidates(docs: dict[int, set[str]], tmp_path: Path, t: float, runner: str, max_pages: int = 10000,
-                k: int = 1):
+                k: int = 1, runner_args: tuple[str, ...] = ()) -> tuple[set[tuple[int, int]], Candidates]:
     lines = tmp_path / "imm.tsv"
     lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
-    out = run_job(MRCandidatePairs, [lines], tmp_path / "pairs.tsv", runner=runner,
-                  args=["--threshold", repr(t), "--max-pages", str(max_pages), "--min-shared", str(k)],
-                  runner_args=ONE_TASK if runner == "local" else ())
-    pairs, counters = set(), {}
-    for line in out.read_text().splitlines():
-        key, value = line.split("\t")
-        if key.startswith("#"):
-            counters[key] = int(value)
-        else:
-            a, b = map(int, key.split())
-            assert a < b
-            pairs.add((a, b))
-    return pairs, counters
+    found = find_candidates(lines, tmp_path / runner, threshold=t, max_pages=max_pages, min_shared=k, runner=runner,
+                            runner_args=runner_args or (ONE_TASK if runner == "local" else ()))
+    assert all(a < b for a, b in found.pairs)
+    return set(found.pairs), found
+
+
+def _brute_force(docs: dict[int, set[str]], t: float) -> set[tuple[int, int]]:
+    return {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
 
 
 @pytest.mark.parametrize("seed, t, k", [(1, 0.5, 1), (2, 0.3, 1), (3, 0.8, 1), (4, 1.0, 1), (5, 0.6, 3),
-                                        (6, 0.5, 5)])
+                                        (6, 0.5, 5), (8, 0.9, 2)])
 def test_candidate_pairs_contain_every_pair_above_threshold_inline(tmp_path, seed, t, k):
     docs = _random_sets(seed)
-    brute = {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
-    pairs, counters = _candidates(docs, tmp_path, t, "inline", k=k)
+    brute = _brute_force(docs, t)
+    pairs, found = _candidates(docs, tmp_path, t, "inline", k=k)
     assert brute <= pairs
     assert {(a, b) for a, b in pairs if jaccard(docs[a], docs[b]) >= t} == brute
     assert len(pairs) < len(docs) * (len(docs) - 1) / 2  # fewer than all pairs
-    assert DROPPED not in counters and PREFIX_DROPPED not in counters
+    assert found.dropped == 0 and found.prefix_dropped == 0
+
+
+def test_candidate_pairs_equal_the_filters_applied_to_all_pairs(tmp_path):
+    """The job's candidates are exactly the pairs that the rule in its docstring admits, computed
+    here pair by pair from the global order (an independent implementation of the same filters)."""
+    docs = _random_sets(9, n_docs=60)
+    t, k = 0.6, 2
+    pairs, found = _candidates(docs, tmp_path, t, "inline", k=k)
+    df = Counter(x for s in docs.values() for x in s)
+    order = {d: sorted(s, key=lambda x: (df[x], x)) for d, s in docs.items()}
+    expected, counted = set(), 0
+    for a, b in combinations(sorted(docs), 2):
+        y, x = sorted((a, b), key=lambda d: (len(docs[d]), d))
+        n_x, n_y = len(docs[x]), len(docs[y])
+        if n_y < t * n_x - 1e-9:
+            continue
+        need = math.ceil(t / (1 + t) * (n_x + n_y) - 1e-9)
+        probe = order[x][:prefix_length(n_x, t, k)]
+        index = order[y][:index_length(n_y, t, k)]
+        count = sum(1 for w in set(probe) & set(index) if df[w] > 1
+                    and min(probe.index(w), order[y].index(w)) + 1
+                    + min(n_x - probe.index(w) - 1, n_y - order[y].index(w) - 1) >= need)
+        counted += count
+        if count >= min(k, need):
+            expected.add((a, b))
+    assert expected == pairs
+    assert found.pairs_counted == counted
+
+
+def test_candidate_pairs_same_with_reducer_flushes(tmp_path):
+    """In-reducer combining flushed after every immutable gives the same pairs."""
+    docs = _random_sets(12, n_docs=60)
+    pairs, _ = _candidates(docs, tmp_path, 0.5, "inline", k=2)
+    lines, frequencies = tmp_path / "imm.tsv", tmp_path / "inline" / "frequencies.tsv"
+    out = run_job(MRCandidatePairs, [lines], tmp_path / "flushed.tsv", runner="inline",
+                  args=["--threshold", "0.5", "--max-pages", "10000", "--min-shared", "2",
+                        "--frequencies", str(frequencies), "--flush-at", "1"])
+    flushed = {tuple(map(int, line.split("\t")[0].split())) for line in out.read_text().splitlines()
+               if not line.startswith("#")}
+    assert flushed == pairs and pairs
 
 
 def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
     docs = _random_sets(7, n_docs=40)
     t = 0.5
-    brute = {(a, b) for a, b in combinations(sorted(docs), 2) if jaccard(docs[a], docs[b]) >= t}
-    pairs, counters = _candidates(docs, tmp_path, t, "local", k=3)
-    assert brute <= pairs
-    df: dict[str, int] = {}
-    for s in docs.values():
-        for x in s:
-            df[x] = df.get(x, 0) + 1
+    pairs, _ = _candidates(docs, tmp_path, t, "local", k=3)
+    assert _brute_force(docs, t) <= pairs
+    df = Counter(x for s in docs.values() for x in s)
     _, dropped = _candidates(docs, tmp_path, t, "inline", max_pages=5)
-    assert dropped[DROPPED] == sum(n > 5 for n in df.values())
+    assert dropped.dropped == sum(n > 5 for n in df.values())
+    assert dropped.shared_immutables == sum(n > 1 for n in df.values())
+    expected_prefix_dropped = 0
+    for s in docs.values():
+        order = sorted(s, key=lambda x: (df[x] > 5, df[x], x))
+        expected_prefix_dropped += any(df[x] > 5 for x in order[:prefix_length(len(s), t, 1)])
+    assert dropped.prefix_dropped == expected_prefix_dropped
+
+
+@pytest.mark.parametrize("flush_at", [3, 500_000])
+def test_immutable_frequency_job_counts_pages_per_immutable(tmp_path, flush_at):
+    docs = _random_sets(11, n_docs=50)
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
+    out = run_job(MRImmutableFrequency, [lines], tmp_path / "df.tsv", runner="inline",
+                  args=["--flush-at", str(flush_at)])
+    got = dict(line.split("\t") for line in out.read_text().splitlines())
+    df = Counter(x for s in docs.values() for x in s)
+    assert {x: int(n) for x, n in got.items()} == {x: n for x, n in df.items() if n > 1}
+
+
+def test_candidate_jobs_name_a_bad_line(tmp_path):
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("1\ta b c\nnot a page line\n")
+    with pytest.raises(SpamflowError, match="MRImmutableFrequency.*not a page line"):
+        find_candidates(lines, tmp_path / "w", threshold=0.5, max_pages=10, min_shared=1, runner="inline")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
+                    reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+def test_candidate_pairs_spark_local_mode(tmp_path, monkeypatch):
+    """The pair job, side file included, on Spark (the frequency job inline, to spare a JVM start)."""
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
+    docs = _random_sets(10, n_docs=50)
+    t, k = 0.6, 3
+    inline, _ = _candidates(docs, tmp_path, t, "inline", k=k)
+    out = run_job(MRCandidatePairs, [tmp_path / "imm.tsv"], tmp_path / "spark.tsv", runner="spark",
+                  runner_args=("--spark-master", "local[2]"),
+                  args=["--threshold", repr(t), "--max-pages", "10000", "--min-shared", str(k),
+                        "--frequencies", str(tmp_path / "inline" / "frequencies.tsv")])
+    pairs = {tuple(map(int, line.split("\t")[0].split())) for line in out.read_text().splitlines()
+             if not line.startswith("#")}
+    assert pairs == inline and _brute_force(docs, t) <= pairs
 
 
 # ---------------------------------------------------------------- find_spin end to end, against exhaustive comparison
@@ -279,7 +358,8 @@ def test_find_spin_equals_exhaustive_comparison_on_spun_copies(tmp_path):
         if 107 in (a, b):  # the second copy of the original: only its duplicate pair is reported
             continue
         ja = jaccard(set(parts[a].immutables), set(parts[b].immutables))
-        if ja >= params.immutable_threshold and mutable_overlap(parts[a].mutables, parts[b].mutables, d) >= 0.7:
+        overlap = mutable_overlap(parts[a].mutables, parts[b].mutables, d)
+        if ja >= params.immutable_threshold and overlap >= params.verifier_threshold:
             expected[(a, b)] = "spun"
     assert {k: v["kind"] for k, v in got.items()} == expected
     spun_docs = {d for (a, b), k in expected.items() if k == "spun" for d in (a, b)}

@@ -85,7 +85,7 @@ class QuiltJob(MRJob):
         self.add_passthru_arg("--m", type=int, required=True, help="largest df of a patch gram")
         self.add_passthru_arg("--buckets", type=int, default=64,
                               help="hash partitions of grams and of pages (rows per record ~ rows / buckets)")
-        self.add_passthru_arg("--flush-rows", type=int, default=1 << 23,
+        self.add_passthru_arg("--flush-rows", type=int, default=1 << 24,
                               help="rows a mapper buffers before it emits them (~16-40 bytes each)")
 
     def by_grams(self, kind: bytes, grams: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:

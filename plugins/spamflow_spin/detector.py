@@ -19,11 +19,10 @@ from xxhash import xxh3_64_intdigest
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
-from spamflow.mr import run_job
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
+from spamflow_spin.candidates import find_candidates
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
-from spamflow_spin.mr_candidate_pairs import DROPPED, PREFIX_DROPPED, MRCandidatePairs
 from spamflow_spin.params import SpinParams, resolve_dictionary_path
 from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
@@ -73,7 +72,7 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str]) -> Iterato
 
 def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinParams, runner: str,
                     runner_args: tuple[str, ...], counts: Counter[str]) -> list[tuple[int, int]]:
-    """Pairs of pages that may reach the immutable threshold (the mrjob job, prefix filtering)."""
+    """Pairs of pages that may reach the immutable threshold (the mrjob jobs, prefix filtering)."""
     work.mkdir(parents=True, exist_ok=True)
     lines = work / "immutables.tsv"
     tmp = work / f".immutables.tsv.tmp-{os.getpid()}"
@@ -81,19 +80,12 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
         for doc, part in partitions.items():
             fh.write(f"{doc}\t{' '.join(part.immutables)}\n")
     tmp.replace(lines)
-    out = run_job(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
-                  args=["--threshold", repr(params.immutable_threshold), "--max-pages", str(params.max_pages),
-                        "--min-shared", str(params.min_shared)])
-    pairs = []
-    with open(out, encoding="utf-8") as fh:
-        for line in fh:
-            key, value = line.rstrip("\n").split("\t")
-            if key in (DROPPED, PREFIX_DROPPED):
-                counts["immutables_dropped_popular" if key == DROPPED else "pages_prefix_dropped"] += int(value)
-                continue
-            a, b = key.split()
-            pairs.append((int(a), int(b)))
-    return sorted(pairs)
+    found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
+                            min_shared=params.min_shared, runner=runner, runner_args=runner_args)
+    counts["immutables_dropped_popular"] += found.dropped
+    counts["pages_prefix_dropped"] += found.prefix_dropped
+    counts["candidate_pair_counts"] += found.pairs_counted
+    return found.pairs
 
 
 def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinParams, work: Path, runner: str,
@@ -196,7 +188,7 @@ def host_features(pages: list[Page], pairs: list[dict[str, Any]], campaigns: lis
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "1"
+    version = "2"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams

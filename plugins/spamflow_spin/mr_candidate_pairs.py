@@ -1,39 +1,50 @@
-"""Candidate pairs of pages for an immutable-Jaccard threshold t (one mrjob job, four steps).
+"""Candidate pairs of pages for an immutable-Jaccard threshold t (one mrjob job, two steps).
 
 Input: one page per line, ``doc<TAB>immutable immutable ...`` (a set: repeats already
-suffixed).  Comparing all pairs is quadratic; this job uses the inverted index of
-immutables with *prefix filtering* (Chaudhuri et al. 2006; Xiao et al., PPJoin, 2008):
-order all immutables by document frequency (rarest first, ties by the string), and index
-each page only by its ``n - ceil(t*n) + k`` rarest immutables (n = its number of
-immutables, k = ``--min-shared``).  Two pages with Jaccard >= t share at least
-``min(k, ceil(t*n_a), ceil(t*n_b))`` of those, so keeping only the pairs that do loses no
-pair above the threshold, while common words ("the", boilerplate) are almost never indexed.
-(If J >= t the pages share o >= ceil(t*n) immutables; the k rarest shared ones lie within
-the first n - o + k of each page's sorted list.)
+suffixed), and, as a side file (``--frequencies``), the document frequencies written by
+``mr_immutable_frequency`` (immutables missing from it have df 1).  Comparing all pairs is
+quadratic; this job is *prefix filtering* (Chaudhuri et al. 2006; Bayardo et al., AllPairs,
+2007; Xiao et al., PPJoin, 2008) in MapReduce (Vernica et al. 2010).  All immutables are
+ordered globally by (dropped, df, immutable): rarest first, the ones on more than
+``--max-pages`` pages last.  With n = a page's number of immutables and k = ``--min-shared``:
 
-1. postings: per immutable, its document frequency df; immutables on more than
-   ``--max-pages`` pages are marked dropped (a safety valve: they are never indexed);
-2. per page: sort its immutables by (df, immutable), emit the prefix;
-3. per prefix immutable: every pair of its pages whose sizes allow Jaccard >= t
-   (min(n_a, n_b) >= t * max(n_a, n_b));
-4. per pair: the number of prefix immutables it shares; kept if enough (above).
+* every page is *probed* by its first ``n - ceil(t*n) + k`` immutables and *indexed* by its
+  first ``n - ceil(2t/(1+t)*n) + k`` (shorter: at t = 0.6, 0.25n + k instead of 0.4n + k);
+* a pair (y, x), y the smaller page by (n, doc), is counted at an immutable that is in y's
+  index prefix and x's probe prefix, if the sizes allow Jaccard >= t (n_y >= t*n_x) and the
+  positions allow enough overlap (PPJoin's positional filter: at positions i in x and j in y,
+  the overlap is at most min(i, j) + 1 + min(n_x - i - 1, n_y - j - 1));
+* a pair is a candidate if it is counted at least ``min(k, alpha)`` times, alpha =
+  ceil(t/(1+t) * (n_x + n_y)) being the overlap Jaccard >= t needs.
 
-Output: ``doc_a doc_b<TAB>shared prefix immutables`` with doc_a < doc_b, and the counter
-lines ``#dropped<TAB>n`` (immutables over --max-pages) and ``#prefix_dropped<TAB>n`` (pages
-whose prefix held a dropped immutable: for them the guarantee above does not hold).
+Why nothing above t is lost: J >= t means an overlap o >= alpha >= t*n_x and >= 2t/(1+t)*n_y.
+The j-th rarest shared immutable is at most at position n - o + j of each page's list, so the
+min(o, k) rarest shared ones lie within both prefixes, and every filter above is an upper
+bound on o.  Immutables with df 1 take their place in the order but are never emitted; dropped
+ones are never emitted, and a page whose probe prefix reaches one loses the guarantee (counted
+as ``#prefix_dropped``).
+
+1. mapper (side file loaded once per task): per page, sort, emit ``immutable -> doc n pos``
+   for its probe prefix; reducer: per immutable, the pairs allowed above, counted in memory
+   across the task's immutables and emitted as ``doc_a doc_b -> count need`` at the end
+   (or every ``--flush-at`` pairs);
+2. combiner and reducer: per pair, add the counts; keep the candidates.
+
+Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n`` and
+``#pairs_counted<TAB>n`` (how many times step 1 counted a pair: the work that must stay
+linear in the corpus).
 
 Imports nothing from spamflow: a Spark or Hadoop worker gets only this package.
 """
 
 import math
-from itertools import combinations
 
 from mrjob.job import MRJob
 from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
-DROPPED = "#dropped"
 PREFIX_DROPPED = "#prefix_dropped"
+PAIRS_COUNTED = "#pairs_counted"
 EPS = 1e-9
 
 
@@ -42,8 +53,14 @@ def overlap_needed(n, t):
     return math.ceil(t * n - EPS)
 
 
+def pair_overlap_needed(n_a, n_b, t):
+    """Jaccard >= t needs at least this many shared immutables between pages of n_a and n_b
+    (o / (n_a + n_b - o) >= t  <=>  o >= t / (1 + t) * (n_a + n_b))."""
+    return math.ceil(t / (1 + t) * (n_a + n_b) - EPS)
+
+
 def prefix_length(n, t, k=1):
-    """How many of a page's n immutables (rarest first) are indexed for threshold t and
+    """How many of a page's n immutables (rarest first) it is probed by, for threshold t and
     ``k`` required shared prefix immutables.
 
     >>> prefix_length(10, 0.5), prefix_length(10, 1.0), prefix_length(3, 0.34), prefix_length(10, 0.5, 3)
@@ -52,14 +69,25 @@ def prefix_length(n, t, k=1):
     return min(n, n - overlap_needed(n, t) + k)
 
 
-def shared_needed(n_a, n_b, t, k):
-    """How many shared prefix immutables a candidate pair must have."""
-    return min(k, overlap_needed(n_a, t), overlap_needed(n_b, t))
+def index_length(n, t, k=1):
+    """How many of a page's n immutables it is indexed by: enough for every partner at least
+    as large (whose pair needs an overlap of at least 2t/(1+t)*n).
+
+    >>> index_length(100, 0.6), index_length(100, 0.6, 3), index_length(10, 1.0), prefix_length(100, 0.6)
+    (26, 28, 1, 41)
+    """
+    return min(n, n - overlap_needed(n, 2 * t / (1 + t)) + k)
 
 
 def sizes_compatible(n_a, n_b, t):
     """Jaccard(A, B) <= min/max of the sizes, so it can reach t only if this holds."""
     return min(n_a, n_b) >= t * max(n_a, n_b) - EPS
+
+
+def position_allows(pos_x, n_x, pos_y, n_y, need):
+    """PPJoin's positional filter: sharing the immutable at 0-based positions pos_x and pos_y,
+    can the pages still share ``need``?"""
+    return min(pos_x, pos_y) + 1 + min(n_x - pos_x - 1, n_y - pos_y - 1) >= need
 
 
 class MRCandidatePairs(MRJob):
@@ -74,64 +102,81 @@ class MRCandidatePairs(MRJob):
                               help="immutables on more pages than this are never indexed")
         self.add_passthru_arg("--min-shared", type=int, default=1,
                               help="k: candidate pairs share this many prefix immutables")
+        self.add_file_arg("--frequencies", required=True,
+                          help="immutable<TAB>df lines (mr_immutable_frequency's output)")
+        self.add_passthru_arg("--flush-at", type=int, default=200_000,
+                              help="a reducer emits its pair counts when it holds this many pairs")
 
     def steps(self):
-        return [MRStep(mapper=self.postings, reducer=self.document_frequency),
-                MRStep(reducer=self.prefix),
-                MRStep(reducer=self.pairs_of_posting),
+        return [MRStep(mapper_init=self.load_frequencies, mapper=self.prefix,
+                       reducer_init=self.start_pair_counts, reducer=self.pairs_of_posting,
+                       reducer_final=self.finish_pair_counts),
                 MRStep(combiner=self.add_counts, reducer=self.keep_pairs)]
 
-    def postings(self, _, line):
-        doc, _tab, immutables = line.partition("\t")
-        items = immutables.split()
-        n = str(len(items))
-        for immutable in items:
-            yield immutable, f"{doc} {n}"
+    def load_frequencies(self):
+        self.df = {}
+        with open(self.options.frequencies, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                immutable, tab, df = line.rstrip("\n").partition("\t")
+                if not tab or not df.isdigit():
+                    raise ValueError(f"{self.options.frequencies}:{number}: not 'immutable<TAB>df': {line[:80]!r}")
+                self.df[immutable] = int(df)
 
-    def document_frequency(self, immutable, values):
-        values = list(values)
-        df = len(values)
-        dropped = df > self.options.max_pages
-        if dropped:
-            yield DROPPED, "1"
-        for value in values:
-            doc, n = value.split()
-            yield doc, f"{df} {int(dropped)} {n} {immutable}"
-
-    def prefix(self, doc, values):
-        if doc.startswith("#"):
-            yield doc, str(sum(map(int, values)))
-            return
-        items = []
-        n = 0
-        for value in values:
-            df, dropped, n_text, immutable = value.split(" ", 3)
-            n = int(n_text)
-            items.append((int(dropped), int(df), immutable))
-        items.sort()
+    def prefix(self, _, line):
+        doc, tab, immutables = line.partition("\t")
+        if not tab or not doc.lstrip("-").isdigit():
+            raise ValueError(f"not a page line 'doc<TAB>immutables': {line[:80]!r}")
+        df, max_pages = self.df, self.options.max_pages
+        items = sorted((f > max_pages, f, immutable) for immutable in immutables.split()
+                       for f in (df.get(immutable, 1),))
+        n = len(items)
         hit_dropped = False
-        for dropped, _df, immutable in items[:prefix_length(n, self.options.threshold, self.options.min_shared)]:
+        for pos, (dropped, f, immutable) in enumerate(items[:prefix_length(n, self.options.threshold,
+                                                                              self.options.min_shared)]):
             if dropped:
                 hit_dropped = True
-            else:
-                yield immutable, f"{doc} {n}"
+            elif f > 1:
+                yield immutable, f"{doc} {n} {pos}"
         if hit_dropped:
             yield PREFIX_DROPPED, "1"
 
+    def start_pair_counts(self):
+        self.pair_counts = {}
+        self.counted = 0
+
     def pairs_of_posting(self, key, values):
         if key.startswith("#"):
-            yield key, str(sum(map(int, values)))
+            yield key, f"{sum(map(int, values))} 0"
             return
-        t = self.options.threshold
-        pages = sorted((int(doc), int(n)) for doc, n in (v.split() for v in values))
-        for (a, n_a), (b, n_b) in combinations(pages, 2):
-            if sizes_compatible(n_a, n_b, t):
-                yield f"{a} {b}", f"1 {shared_needed(n_a, n_b, t, self.options.min_shared)}"
+        t, k = self.options.threshold, self.options.min_shared
+        counts = self.pair_counts
+        pages = sorted((n, doc, pos) for doc, n, pos in (map(int, v.split()) for v in values))
+        for i, (n_y, doc_y, pos_y) in enumerate(pages):
+            if pos_y >= index_length(n_y, t, k):
+                continue
+            for n_x, doc_x, pos_x in pages[i + 1:]:
+                if n_y < t * n_x - EPS:
+                    break  # sorted by size: every later page is larger still
+                need = pair_overlap_needed(n_x, n_y, t)
+                if position_allows(pos_x, n_x, pos_y, n_y, need):
+                    pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
+                    self.counted += 1
+                    count = counts.get(pair)
+                    counts[pair] = (1, min(k, need)) if count is None else (count[0] + 1, count[1])
+        if len(counts) >= self.options.flush_at:
+            yield from self.flush_pair_counts()
+
+    def flush_pair_counts(self):
+        """In-reducer combining: a pair counted at several immutables of this task is one record."""
+        for (a, b), (count, need) in self.pair_counts.items():
+            yield f"{a} {b}", f"{count} {need}"
+        self.pair_counts.clear()
+
+    def finish_pair_counts(self):
+        yield from self.flush_pair_counts()
+        yield PAIRS_COUNTED, f"{self.counted} 0"
 
     def add_counts(self, key, values):
-        if key.startswith("#"):
-            yield key, str(sum(map(int, values)))
-            return
         total = need = 0
         for value in values:
             count, need_text = value.split()
@@ -141,11 +186,10 @@ class MRCandidatePairs(MRJob):
 
     def keep_pairs(self, key, values):
         for out_key, value in self.add_counts(key, values):
-            if key.startswith("#"):
-                yield out_key, value
-                continue
             total, need = map(int, value.split())
-            if total >= need:
+            if key.startswith("#"):
+                yield key, str(total)
+            elif total >= need:
                 yield out_key, str(total)
 
 

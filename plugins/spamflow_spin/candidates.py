@@ -1,0 +1,56 @@
+"""Candidate pairs by the two mrjob jobs: document frequencies, then the prefix filter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from spamflow.mr import run_job
+from spamflow_spin.mr_candidate_pairs import PAIRS_COUNTED, PREFIX_DROPPED, MRCandidatePairs
+from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
+
+
+@dataclass
+class Candidates:
+    pairs: list[tuple[int, int]]
+    """(doc_a, doc_b), doc_a < doc_b, sorted."""
+    shared_immutables: int
+    """Immutables on two pages or more (the lines of the frequency file)."""
+    dropped: int
+    """Immutables on more than ``max_pages`` pages, never indexed."""
+    prefix_dropped: int
+    """Pages whose probe prefix reached a dropped immutable (no recall guarantee for them)."""
+    pairs_counted: int
+    """Pair counts made at shared prefix immutables, before adding them up (the jobs' work)."""
+
+
+def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int, min_shared: int, runner: str,
+                    runner_args: Sequence[str] = ()) -> Candidates:
+    """Run both jobs over ``lines`` (``doc<TAB>immutable ...``), outputs kept in ``work``."""
+    work.mkdir(parents=True, exist_ok=True)
+    frequencies = run_job(MRImmutableFrequency, [lines], work / "frequencies.tsv", runner=runner,
+                          runner_args=runner_args)
+    shared = dropped = 0
+    with open(frequencies, encoding="utf-8") as fh:
+        for line in fh:
+            shared += 1
+            dropped += int(line.rpartition("\t")[2]) > max_pages
+    out = run_job(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
+                  args=["--threshold", repr(threshold), "--max-pages", str(max_pages),
+                        "--min-shared", str(min_shared), "--frequencies", str(frequencies)])
+    pairs, prefix_dropped, counted = [], 0, 0
+    with open(out, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            key, tab, value = line.rstrip("\n").partition("\t")
+            if key == PREFIX_DROPPED:
+                prefix_dropped += int(value)
+                continue
+            if key == PAIRS_COUNTED:
+                counted += int(value)
+                continue
+            a, _, b = key.partition(" ")
+            if not tab or not a.lstrip("-").isdigit() or not b.lstrip("-").isdigit():
+                raise ValueError(f"{out}:{number}: not 'doc_a doc_b<TAB>count': {line[:80]!r}")
+            pairs.append((int(a), int(b)))
+    return Candidates(sorted(pairs), shared, dropped, prefix_dropped, counted)
