@@ -234,11 +234,18 @@ def worker_gen(spec: dict) -> dict:
     del pages
     t0 = time.perf_counter()
     counts = write_shingles(out / "pages.parquet", out / "shingles.jsonl", k)
-    t_shingles = time.perf_counter() - t0
+    t_shingles_1 = time.perf_counter() - t0
     assert counts["grams"] == n_grams
+    t_shingles = t_shingles_1
+    if spec["workers"] > 1:  # the stage shingles in `workers` processes
+        t0 = time.perf_counter()
+        counts = write_shingles(out / "pages.parquet", out / "shingles.jsonl", k, workers=spec["workers"])
+        t_shingles = time.perf_counter() - t0
+        assert counts["grams"] == n_grams
     (out / "planted.json").write_text(json.dumps(planted))
     return {"n": spec["n"], "t_gen": t_gen, "t_parquet": t_parquet, "t_gram_hashes": t_hashes,
-            "t_write_shingles": t_shingles, "grams": n_grams, "words": planted["words"],
+            "t_write_shingles": t_shingles, "t_write_shingles_1": t_shingles_1, "workers": spec["workers"],
+            "grams": n_grams, "words": planted["words"],
             "planted_quilts": len(planted["quilts"]), "sites": planted["sites"],
             "shingle_mb": (out / "shingles.jsonl").stat().st_size / 1e6, **_rusage()}
 
@@ -511,6 +518,8 @@ def main() -> None:
     ap.add_argument("--profile-size", type=int, default=1000, help="pages profiled on the inline runner (default 1000)")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile run")
     ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="processes that shingle, as the stage's `workers` (default: the cores)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
     sizes = sorted({int(x) for x in ("2000,10000" if args.quick else args.sizes).split(",")})
@@ -538,15 +547,17 @@ def main() -> None:
 
     def gen(n: int) -> dict:
         if n not in gens:
-            gens[n] = run_worker("gen", {"n": n, "seed": args.seed, "dir": str(tmp / str(n))})
+            gens[n] = run_worker("gen", {"n": n, "seed": args.seed, "dir": str(tmp / str(n)),
+                                         "workers": args.workers})
         return gens[n]
 
-    print("\n== corpus and shingling (one process, one core) ==")
+    print(f"\n== corpus and shingling (write_shingles in 1 process, then in {args.workers}, as the stage with workers: {args.workers}) ==")
     for n in sizes:
         g = gen(n)
         print(f"  {n:>7,} pages: corpus {g['t_gen']:.1f} s + Parquet {g['t_parquet']:.1f} s;  "
               f"gram_hashes {g['t_gram_hashes']:.1f} s ({n / g['t_gram_hashes']:,.0f} pages/s);  "
-              f"write_shingles {g['t_write_shingles']:.1f} s ({n / g['t_write_shingles']:,.0f} pages/s, "
+              f"write_shingles 1 process {g['t_write_shingles_1']:.1f} s, {g['workers']} processes "
+              f"{g['t_write_shingles']:.1f} s ({n / g['t_write_shingles']:,.0f} pages/s, "
               f"{g['shingle_mb']:.0f} MB shingle lines);  {g['grams']:,} grams ({g['grams'] / n:.0f}/page);  "
               f"peak RSS {_mib(g['self_rss_kb'])}")
         sys.stdout.flush()
