@@ -1,14 +1,16 @@
 """Job (b): the patch fraction of every page, keeping the patchy pages (patchfrac ≥ θ).
 
 Input: the output of job (a), whose page-bucket records hold each page's patch grams
-(``H``) and its size and servers (``S``).  The mapper only re-keys; a page bucket's
-reducer counts each page's patch grams and divides by its number of grams.  Output: the
-patchy pages, ``Q <packed doc, n_patch_grams, n_grams>``, and the rows of every page's
-patch grams with its servers and whether it is patchy, ``R <packed gram, doc, domain id,
-ip id, patchy>``, which job (c) turns into triples.
+(``H``) and its size and servers (``S``), keyed already, so the job has no mapper (Hadoop's
+identity mapper; the local runner just links the input).  A page bucket's reducer counts
+each page's patch grams and divides by its number of grams.  Output: the patchy pages,
+``Q <packed doc, n_patch_grams, n_grams>``, and the rows of every page's patch grams with
+its servers and whether it is patchy, ``R <packed gram, doc, domain id, ip id, patchy>``,
+which job (c) turns into triples.
 """
 
 import numpy as np
+from mrjob.step import MRStep
 
 from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, tagged
 
@@ -18,15 +20,14 @@ class MRPatchFraction(QuiltJob):
         super().configure_args()
         self.add_passthru_arg("--theta", type=float, required=True, help="smallest patch fraction kept")
 
-    def mapper(self, _, line):
-        key, value = line.split(b"\t", 1)
-        if not key.startswith(b"d"):
-            if not key.startswith(b"g"):
-                raise ValueError(f"job (b) reads job (a)'s output, got {line[:80]!r}")
-            return  # the patch grams themselves (P) are not needed here
-        yield key, value
+    def steps(self):
+        return [MRStep(reducer=self.reducer)]  # job (a)'s output is keyed already: no mapper
 
     def reducer(self, key, values):
+        if not key.startswith(b"d"):  # the patch grams themselves (P) are not needed here
+            if not key.startswith(b"g"):
+                raise ValueError(f"job (b) reads job (a)'s output, got a record keyed {key[:40]!r}")
+            return
         rows = rows_of(values)
         ordinals, docs, n_grams, domains, ips = joined(rows.get(b"S"), 5)
         hit_ordinals, hit_grams = joined(rows.get(b"H"), 2)
