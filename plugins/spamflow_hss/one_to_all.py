@@ -39,19 +39,7 @@ def rank_by_similarity(table: pa.Table, row: int, m: int) -> pa.Table:
 
 
 def plot_curve(ranked: pa.Table, path: Path, title: str) -> None:
-    """Sim_b against rank (the paper's Figure 4)."""
-    import matplotlib
+    """Sim_b against rank (the paper's Figure 4), drawn as the report draws it."""
+    from spamflow.report.plots import similarity_curve
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    ax.step(ranked.column("rank").to_numpy(), ranked.column("sim_b").to_numpy(), where="post")
-    ax.set_xlabel("pages, by decreasing HS-similarity")
-    ax.set_ylabel("Sim_b to the reference page")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    similarity_curve(ranked.column("sim_b").to_numpy(), path, title)
