@@ -46,7 +46,7 @@ def _demo(workdir: Path, *extra: str) -> dict:
 def test_demo_writes_run_json_and_one_page_row_per_html_response(tmp_path):
     manifest = _demo(tmp_path / "demo")
     assert manifest["status"] == "success"
-    assert list(manifest["stages"]) == ["demo", "ingest", "parse", "obvious", "quilt", "hss", "links", "content", "spin"]
+    assert list(manifest["stages"]) == ["demo", "ingest", "parse", "obvious", "quilt", "hss", "links", "content", "spin", "classify"]
     stages = manifest["stages"]
     expected = _html_responses(Path(stages["demo"]["outputs"]["warc"]))
     assert len(expected) == 2 and all(n > 300 for n in expected.values())  # two snapshots, a few hundred pages

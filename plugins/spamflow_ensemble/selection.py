@@ -101,8 +101,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     trained on each group, and on all columns (group ``all``).  ``models`` replaces the
     library (a list of :class:`~spamflow_ensemble.library.ModelSpec`).  After ``fit``:
     ``ensemble_`` lists ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold
-    AUC of each) and ``oof_auc_`` (the ensemble's out-of-fold AUC, optimistic: it was
-    selected on those predictions) are inspectable.
+    AUC of each), ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC,
+    optimistic: it was selected on those predictions) are inspectable.
     """
 
     def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
@@ -170,7 +170,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.candidates_ = cands
         self.model_auc_ = auc_columns(y01, oof)
         self.weights_ = self._select(oof, y01)
-        self.oof_auc_ = auc(y01, oof @ self.weights_)
+        self.oof_score_ = oof @ self.weights_
+        self.oof_auc_ = auc(y01, self.oof_score_)
         keep = set(np.flatnonzero(self.weights_ > 0)) | set(self._best_by("family").values()) | set(
             self._best_by("group").values())
         self.fold_models_ = {int(i): fold_models[i] for i in sorted(keep)}

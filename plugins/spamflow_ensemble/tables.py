@@ -76,7 +76,10 @@ def join_host_tables(tables: dict[str, tuple[Path, str]]) -> FeatureTable:
     keys: dict[tuple[str, str], int] = {}
     blocks: list[tuple[str, list[int], dict[str, np.ndarray]]] = []
     skipped: dict[str, int] = {}
-    for group, (path, snapshot_col) in tables.items():
+    # per-snapshot tables first: they say which hosts a snapshot holds; a temporal table only
+    # adds columns to those (its rows for hosts absent from the snapshot are counted and dropped)
+    ordered_tables = sorted(tables.items(), key=lambda kv: kv[1][1] != "snapshot")
+    for group, (path, snapshot_col) in ordered_tables:
         table = pq.read_table(path)
         for col in (snapshot_col, "host"):
             if col not in table.column_names:
@@ -85,10 +88,20 @@ def join_host_tables(tables: dict[str, tuple[Path, str]]) -> FeatureTable:
         snaps = table[snapshot_col].to_pylist()
         hosts = table["host"].to_pylist()
         rows = []
+        kept = []
+        adds_rows = snapshot_col == "snapshot" or not keys
         for n, key in enumerate(zip(snaps, hosts)):
             if key[0] is None or key[1] is None:
                 raise BadInputError(f"{path}: row {n} has a null {snapshot_col} or host")
-            rows.append(keys.setdefault(key, len(keys)))
+            if adds_rows:
+                rows.append(keys.setdefault(key, len(keys)))
+                kept.append(n)
+            elif key in keys:
+                rows.append(keys[key])
+                kept.append(n)
+        if len(kept) < table.num_rows:
+            skipped[f"rows_not_in_snapshot:{group}"] = table.num_rows - len(kept)
+            table = table.take(pa.array(kept, type=pa.int64()))
         other_keys = tuple(c for c in table.column_names if c.startswith("snapshot"))
         blocks.append((group, rows, _numeric_columns(table, other_keys + ("host",), group, skipped)))
     n = len(keys)
@@ -130,6 +143,16 @@ def _read_arff(path: Path) -> pa.Table:
     return pa.table(cols)
 
 
+def table_group_name(path: Path) -> str:
+    """A feature-group name from a file name: without format suffixes, the last dotted part.
+
+    >>> table_group_name(Path("uk-2007-05.link_based_features.csv.train.arff.gz"))
+    'link_based_features'
+    """
+    parts = [p for p in path.name.split(".") if p.lower() not in ("gz", "arff", "csv", "tsv", "parquet", "train")]
+    return parts[-1] if parts else path.name
+
+
 def read_table(path: str | Path, group: str | None = None) -> FeatureTable:
     """An external feature table (``.csv``, ``.parquet``, ``.arff``, each optionally ``.gz``):
     one row per host, identified by a ``host``/``hostid``/``id`` column (else the row number);
@@ -161,7 +184,74 @@ def read_table(path: str | Path, group: str | None = None) -> FeatureTable:
     skip = tuple(c for c in table.column_names if c.lower() in (*LABEL_COLUMNS, "snapshot") or c == id_col)
     skipped: dict[str, int] = {}
     cols = _numeric_columns(table, skip, path.name, skipped)
-    name = group or path.name.split(".")[0]
+    name = group or table_group_name(path)
     X = np.column_stack(list(cols.values())) if cols else np.zeros((table.num_rows, 0))
     return FeatureTable(snaps, ids, X, [f"{name}.{c}" for c in cols], {name: list(range(len(cols)))},
                         labels, skipped)
+
+
+def merge_tables(tables: list[FeatureTable]) -> FeatureTable:
+    """Outer-join feature tables on (snapshot, host); groups and features are kept apart
+    (a feature name that two tables share is an error)."""
+    if len(tables) == 1:
+        return tables[0]
+    keys: dict[tuple[str, str], int] = {}
+    for t in tables:
+        for key in zip(t.snapshot, t.host):
+            keys.setdefault(key, len(keys))
+    n = len(keys)
+    features: list[str] = []
+    groups: dict[str, list[int]] = {}
+    blocks = []
+    labels: list[str | None] = [None] * n
+    skipped: dict[str, int] = {}
+    for t in tables:
+        idx = np.asarray([keys[k] for k in zip(t.snapshot, t.host)], dtype=np.int64)
+        block = np.full((n, t.X.shape[1]), np.nan)
+        block[idx] = t.X
+        blocks.append(block)
+        for g, cols in t.groups.items():
+            if g in groups:
+                raise BadInputError(f"two tables hold a feature group named {g!r}; rename a file")
+            groups[g] = [len(features) + c for c in cols]
+        features += t.features
+        if t.labels is not None:
+            for i, lab in zip(idx, t.labels):
+                labels[i] = labels[i] or lab
+        skipped.update(t.skipped)
+    ordered = sorted(keys, key=lambda k: keys[k])
+    has_labels = any(t.labels is not None for t in tables)
+    return FeatureTable([k[0] for k in ordered], [k[1] for k in ordered], np.hstack(blocks), features, groups,
+                        labels if has_labels else None, skipped)
+
+
+def detector_host_tables(stages: dict[str, dict[str, Path]]) -> tuple[dict[str, tuple[Path, str]], list[str]]:
+    """The per-host Parquet tables of detector stages (``hosts``; links' ``temporal`` too), as
+    :func:`join_host_tables` takes them, and the stages that have none."""
+    tables: dict[str, tuple[Path, str]] = {}
+    without: list[str] = []
+    for stage, outputs in stages.items():
+        hosts = outputs.get("hosts")
+        if hosts is None or not str(hosts).endswith(".parquet"):
+            without.append(stage)
+            continue
+        tables[stage] = (Path(hosts), "snapshot")
+        temporal = outputs.get("temporal")
+        if temporal is not None and str(temporal).endswith(".parquet"):
+            names = pq.read_schema(temporal).names
+            if "host" in names and "snapshot_t1" in names:
+                tables[f"{stage}_temporal"] = (Path(temporal), "snapshot_t1")
+    return tables, without
+
+
+def host_ips(pages: Path) -> dict[str, list[str]]:
+    """Every IP address a host was fetched from, from the parse stage's page table."""
+    import pyarrow.dataset as pads
+
+    table = pads.dataset(pages, format="parquet").to_table(columns=["host", "ip"])
+    grouped = table.group_by(["host", "ip"]).aggregate([])
+    out: dict[str, list[str]] = {}
+    for host, ip in zip(grouped["host"].to_pylist(), grouped["ip"].to_pylist()):
+        if ip:
+            out.setdefault(host, []).append(ip)
+    return {h: sorted(v) for h, v in out.items()}
