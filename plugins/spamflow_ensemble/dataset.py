@@ -44,7 +44,8 @@ def to_binary(labels: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray]:
     return mask, y
 
 
-def row_groups(hosts: Sequence[str], group_by: str, ips: Mapping[str, Sequence[str]] | None = None) -> np.ndarray | None:
+def row_groups(hosts: Sequence[str], group_by: str,
+               ips: Mapping[str, Sequence[str]] | None = None) -> np.ndarray | None:
     """A group id per row for ``group_by`` in :data:`GROUP_BY` (None for ``none``)."""
     if group_by not in GROUP_BY:
         raise ValueError(f"group_by must be one of {GROUP_BY}, not {group_by!r}")

@@ -168,8 +168,8 @@ class Classify(Detector):
         if len(snapshots) > 1:
             base = baseline_forest(p.seed).fit(X_train, y_train)
             out["baseline_auc"] = auc(y_test, spam_probability(base, X[test_rows]))
-            out["auc_by_family"] = {k: auc(y_test, v) for k, v in sorted(es.best_scores(X[test_rows], "family").items())}
-            out["auc_by_group"] = {k: auc(y_test, v) for k, v in sorted(es.best_scores(X[test_rows], "group").items())}
+            for key, field in (("family", "auc_by_family"), ("group", "auc_by_group")):
+                out[field] = {k: auc(y_test, v) for k, v in sorted(es.best_scores(X[test_rows], key).items())}
         return out
 
     @staticmethod

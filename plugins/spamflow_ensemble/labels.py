@@ -93,7 +93,7 @@ def read_hostnames(path: str | Path) -> dict[str, str]:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     out: dict[str, str] = {}
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             parts = line.split()
             if not parts:
