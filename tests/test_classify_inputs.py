@@ -130,7 +130,7 @@ def _small_model(tmp_path: Path):
     X[rng.random(X.shape) < 0.1] = np.nan
     table = FeatureTable(["s"] * n, [f"h{i}.org" for i in range(n)], X, ["g1.a", "g1.b", "g2.c"],
                          {"g1": [0, 1], "g2": [2]})
-    bundle = train(table, y, None, EnsembleSelection(n_bags=4, n_iterations=15))
+    bundle = train(table, y, None, EnsembleSelection(n_bags=4, n_iterations=15, n_folds=3))
     return bundle, X
 
 
@@ -168,7 +168,7 @@ def test_train_score_evaluate_commands_on_a_csv_table(tmp_path):
     (tmp_path / "labels.csv").write_text("host,label\n" + "".join(f"{h},{'spam' if s else 'nonspam'}\n"
                                                                  for h, s in zip(hosts, y)))
     common = ["--table", str(tmp_path / "feats.parquet")]
-    knobs = ["--bags", "3", "--iterations", "10"]
+    knobs = ["--bags", "3", "--iterations", "10", "--folds", "3"]
 
     def spamflow(*args):
         out = subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True, timeout=600)
@@ -182,10 +182,10 @@ def test_train_score_evaluate_commands_on_a_csv_table(tmp_path):
     model = load_model(tmp_path / "m.skops")
     X = np.column_stack([cols["signal"], cols["noise"]])
     assert np.allclose([r["score"] for r in scores], model["estimator"].predict_proba(X)[:, 1], rtol=0, atol=1e-12)
-    out = spamflow("evaluate", *common, "--labels", str(tmp_path / "labels.csv"), *knobs, "--outer-folds", "3",
+    out = spamflow("evaluate", *common, "--labels", str(tmp_path / "labels.csv"), *knobs, "--outer-folds", "2",
                    "--no-progress", "-o", str(tmp_path / "ev"))
     ev = json.loads((tmp_path / "ev" / "evaluation.json").read_text())
-    assert ev["folds"] == 3 and ev["hosts"] == n and 0.5 < ev["auc"] <= 1 and "random forest" in out
+    assert ev["folds"] == 2 and ev["hosts"] == n and 0.5 < ev["auc"] <= 1 and "random forest" in out
 
 
 @pytest.mark.skipif(not UK2007.is_dir(), reason="../shared/data/webspam-uk2007 is absent (real-data check)")

@@ -102,7 +102,7 @@ def test_real_library_with_missing_values_and_groups():
     y = (rng.random(n) < 0.2).astype(int)
     X = np.column_stack([y + rng.normal(0, 0.6, n), rng.normal(0, 1, n), y * 0.5 + rng.normal(0, 1, n), rng.random(n)])
     X[rng.random(X.shape) < 0.1] = np.nan
-    es = EnsembleSelection(feature_groups={"g1": [0, 1], "g2": [2, 3]}, n_bags=5, n_iterations=20).fit(X, y)
+    es = EnsembleSelection(feature_groups={"g1": [0, 1], "g2": [2, 3]}, n_folds=3, n_bags=5, n_iterations=20).fit(X, y)
     assert {c.group for c in es.candidates_} == {"g1", "g2", "all"}
     assert {c.family for c in es.candidates_} == set(FAMILIES)
     p = es.predict_proba(X)[:, 1]
