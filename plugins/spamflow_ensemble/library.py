@@ -20,13 +20,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.ensemble import BaggingClassifier, GradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import KBinsDiscretizer, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, KBinsDiscretizer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from spamflow_ensemble.smoothing import LaplaceTree
@@ -48,9 +49,20 @@ class ModelSpec:
     estimator: BaseEstimator
 
 
-def _imputed(*steps: Any) -> Any:
-    """Median plus a missing-indicator column, for models that cannot take NaN."""
-    return make_pipeline(SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True), *steps)
+def signed_log(X: Any) -> Any:
+    """sign(x)·log(1 + |x|): link and count features are heavy-tailed (PageRank, degrees); a
+    linear or Gaussian model sees them on this scale (the paper's public link set also holds
+    log-transformed features).  Monotone, so trees are unaffected and are not given it."""
+    return np.sign(X) * np.log1p(np.abs(X))
+
+
+def _imputed(*steps: Any, log: bool = False) -> Any:
+    """Median plus a missing-indicator column, for models that cannot take NaN; ``log`` first
+    applies :func:`signed_log`."""
+    imputer = SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True)
+    if log:
+        return make_pipeline(FunctionTransformer(signed_log), imputer, *steps)
+    return make_pipeline(imputer, *steps)
 
 
 def logitboost(iterations: int, seed: int) -> BaseEstimator:
@@ -70,8 +82,8 @@ def cost_tree(fp_cost: int, seed: int) -> BaseEstimator:
 
 
 def logistic(ridge: float) -> BaseEstimator:
-    """L2 logistic regression on standardised features; ``ridge`` is Weka's lambda, C = 1/ridge."""
-    return _imputed(StandardScaler(), LogisticRegression(C=1.0 / ridge, max_iter=2000))
+    """L2 logistic regression on standardised, signed-log features; ``ridge`` is Weka's lambda, C = 1/ridge."""
+    return _imputed(StandardScaler(), LogisticRegression(C=1.0 / ridge, max_iter=2000), log=True)
 
 
 def forest(max_features: int, trees: int, seed: int) -> BaseEstimator:
@@ -127,6 +139,6 @@ def build_library(library: Library, n_features: int, random_state: int = 0) -> l
     grid = forest_max_features(n_features)
     for m in grid if full else grid[1:2]:
         add(f"forest_{trees}_mf{m}", "forest", forest(m, trees, seed))
-    add("naivebayes_gaussian", "naivebayes", _imputed(GaussianNB()))
+    add("naivebayes_gaussian", "naivebayes", _imputed(GaussianNB(), log=True))
     add("naivebayes_discretised", "naivebayes", discretised_bayes())
     return specs

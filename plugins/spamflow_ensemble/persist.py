@@ -20,6 +20,7 @@ FORMAT_VERSION = 1
 TRUSTED = frozenset({
     "numpy.dtype",
     "sklearn.tree._tree.Tree",
+    "spamflow_ensemble.library.signed_log",
     "spamflow_ensemble.selection.Candidate",
     "spamflow_ensemble.selection.EnsembleSelection",
     "spamflow_ensemble.smoothing.LaplaceTree",

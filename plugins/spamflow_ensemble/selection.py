@@ -73,12 +73,16 @@ def make_folds(y: np.ndarray, groups: np.ndarray | None, n_folds: int, random_st
 
 
 def hillclimb(P: np.ndarray, y: np.ndarray, n_init: int, n_iterations: int) -> np.ndarray:
-    """Counts per column of ``P``: sorted initialisation with the ``n_init`` best columns, then
-    greedy forward selection with replacement on the AUC of the mean; the best prefix wins."""
+    """Counts per column of ``P``: sorted initialisation with the best N columns (N at most
+    ``n_init``, the N whose mean has the best AUC, as Caruana 2004), then greedy forward
+    selection with replacement on the AUC of the mean; the best prefix of the climb wins."""
     m = P.shape[1]
     order = np.argsort(-auc_columns(y, P), kind="stable")
     counts = np.zeros(m, dtype=np.int64)
-    init = order[: max(1, min(n_init, m))]
+    # sorted initialisation: the best N models, N <= n_init chosen by the AUC of their mean
+    top = order[: max(1, min(n_init, m))]
+    prefix_auc = auc_columns(y, np.cumsum(P[:, top], axis=1) / np.arange(1, len(top) + 1))
+    init = top[: int(np.argmax(prefix_auc)) + 1]
     counts[init] += 1
     total = P[:, init].sum(axis=1)
     size = len(init)
