@@ -97,5 +97,5 @@ def test_demo_through_a_real_luigid(tmp_path, luigid):
     manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
     assert manifest["status"] == "success"
     done = luigid_tasks(luigid, "DONE")
-    assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "demo", "hss", "ingest", "links", "obvious", "parse",
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["classify", "content", "demo", "hss", "ingest", "links", "obvious", "parse",
                                                                      "quilt", "spin"]
