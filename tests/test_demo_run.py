@@ -56,7 +56,7 @@ def test_demo_writes_run_json_and_one_page_row_per_html_page(demo_once):
     manifest = demo_once["manifest"]  # the shared `spamflow demo` run (conftest)
     assert manifest["status"] == "success"
     assert list(manifest["stages"]) == ["demo", "crawl", "ingest", "parse", "obvious", "quilt", "hss", "links", "content",
-                                       "spin", "report"]
+                                       "spin", "classify", "report"]
     stages = manifest["stages"]
     expected = _html_pages(Path(stages["demo"]["outputs"]["warc"]))
     assert expected == {"2026-01": 349, "2026-02": 374}  # docs/demo.md
@@ -107,5 +107,5 @@ def test_demo_through_a_real_luigid(tmp_path, luigid):
     manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
     assert manifest["status"] == "success"
     done = luigid_tasks(luigid, "DONE")
-    assert sorted(t["params"]["stage"] for t in done.values()) == ["content", "crawl", "demo", "hss", "ingest", "links", "obvious",
-                                                                     "parse", "quilt", "report", "spin"]
+    assert sorted(t["params"]["stage"] for t in done.values()) == ["classify", "content", "crawl", "demo", "hss", "ingest", "links",
+                                                                     "obvious", "parse", "quilt", "report", "spin"]

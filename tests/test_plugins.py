@@ -18,7 +18,7 @@ from spamflow.plugins import BUILTIN_PLUGINS, build_plugins, plugin_name
 
 from warc_factory import Resp, html, write_warc
 
-BUILTIN_DETECTORS = ["content", "hss", "links", "obvious", "quilt", "spin"]
+BUILTIN_DETECTORS = ["classify", "content", "hss", "links", "obvious", "quilt", "spin"]
 FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 

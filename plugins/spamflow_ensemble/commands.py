@@ -1,0 +1,210 @@
+"""``spamflow train``, ``spamflow score`` and ``spamflow evaluate``.
+
+Inputs are either a config (``-c``: the DAG runs up to its selected detectors, whose per-host
+tables are joined, and hosts are grouped by registered domain and IP from the page table)
+or external tables (``--table``, repeatable: CSV, Parquet or Weka ARFF, joined on host or id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
+from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
+from spamflow_ensemble.tables import FeatureTable, merge_tables, read_table
+
+
+def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
+    src = p.add_argument_group("input")
+    src.add_argument("-c", "--config", help="YAML config: run it up to its detectors and join their host tables")
+    src.add_argument("--workdir", help="override the config's workdir")
+    src.add_argument("--table", action="append", default=[], metavar="PATH",
+                     help="external feature table (.csv, .tsv, .parquet, .arff, optionally .gz) with a host or "
+                          "hostid column; repeat to join several (each becomes a feature group)")
+    src.add_argument("--hostnames", help="Web Spam Challenge 'hostid hostname' file (ids in labels or tables)")
+    if labels:
+        src.add_argument("--labels", help="labels: Web Spam Challenge format or a host,label CSV "
+                                          "(default: a class column of the table)")
+        src.add_argument("--group-by", choices=GROUP_BY, default=None,
+                         help="hosts sharing these never straddle a split (default: domain+ip with -c, "
+                              "domain for tables with host names, none otherwise)")
+
+
+def _estimator_args(p: argparse.ArgumentParser) -> None:
+    e = p.add_argument_group("ensemble")
+    e.add_argument("--library", choices=["fast", "full"], default="fast", help="model library (default fast)")
+    e.add_argument("--folds", type=int, default=5, help="embedded cross-validation folds (default 5)")
+    e.add_argument("--init", type=int, default=5, help="sorted initialisation: best N models (default 5)")
+    e.add_argument("--iterations", type=int, default=100, help="hillclimbing iterations (default 100)")
+    e.add_argument("--bags", type=int, default=20, help="bagged selection: bags (default 20)")
+    e.add_argument("--bag-fraction", type=float, default=0.5, help="models drawn per bag (default 0.5)")
+    e.add_argument("--jobs", type=int, default=1, help="parallel model fits (default 1)")
+    e.add_argument("--seed", type=int, default=0)
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    t = subparsers.add_parser("train", help="train the ensemble classifier on labelled hosts",
+                              description="Train the model library and ensemble selection on labelled hosts; "
+                                          "write the model (skops) and a JSON report beside it.")
+    _inputs(t)
+    _estimator_args(t)
+    t.add_argument("--snapshot", help="train only on this snapshot's hosts")
+    t.add_argument("-o", "--out", required=True, help="model file to write (e.g. model.skops)")
+    t.set_defaults(handler=run_train)
+    s = subparsers.add_parser("score", help="score hosts with a trained model",
+                              description="Score every host of a run or table with a model from `spamflow train`.")
+    _inputs(s, labels=False)
+    s.add_argument("-m", "--model", required=True, help="model file written by `spamflow train`")
+    s.add_argument("-o", "--out", required=True, help="scores to write (.parquet)")
+    s.set_defaults(handler=run_score)
+    v = subparsers.add_parser("evaluate", help="grouped cross-validation of the ensemble vs a random forest",
+                              description="Outer grouped cross-validation (or train on one snapshot, test on the "
+                                          "others): AUC of the ensemble, of the best model of each family and "
+                                          "feature group, and of a plain random forest on the same folds.")
+    _inputs(v)
+    _estimator_args(v)
+    v.add_argument("--outer-folds", type=int, default=5, help="outer folds (default 5)")
+    v.add_argument("--train-snapshot", help="instead of cross-validation: train on this snapshot, test the others")
+    v.add_argument("-o", "--out", help="write evaluation.json here (a directory)")
+    v.add_argument("--no-progress", action="store_true")
+    v.set_defaults(handler=run_evaluate)
+
+
+def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable, dict[str, list[str]] | None, str]:
+    """The feature table, host IPs (with a config) and a description of the source."""
+    hostnames = read_hostnames(args.hostnames) if args.hostnames else None
+    if args.config:
+        from spamflow.config import load_config
+        from spamflow.plugins import get_plugins
+        from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
+        from spamflow_workflows import run_for_command
+
+        plugins = get_plugins()
+        config = load_config(args.config, plugins, workdir=args.workdir)
+        targets = {n for n in config.detectors if n != "classify"}
+        _, manifest = run_for_command(command, config, plugins, targets or {"parse"})
+        if manifest is None:
+            raise SystemExit(1)
+        stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in targets}
+        paths, _ = detector_host_tables(stages)
+        table = join_host_tables(paths)
+        return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config)
+    if not args.table:
+        raise SystemExit(f"spamflow {command}: give -c CONFIG or at least one --table")
+    table = merge_tables([name_hosts(read_table(p), hostnames) for p in args.table])
+    return table, None, ", ".join(args.table)
+
+
+def _labelled(args: argparse.Namespace, table: FeatureTable, ips: Any) -> tuple[FeatureTable, np.ndarray,
+                                                                                np.ndarray | None, dict]:
+    labels = read_labels(args.labels) if args.labels else None
+    hostnames = read_hostnames(args.hostnames) if args.hostnames else None
+    truth = row_labels(table, labels, hostnames)
+    mask, y = to_binary(truth)
+    if not mask.any():
+        raise SystemExit("no host of the feature table has a label: check --labels / --hostnames")
+    rows = table.rows(mask)
+    group_by = args.group_by or ("domain+ip" if ips is not None else
+                                 "domain" if sum("." in h for h in rows.host) > len(rows.host) / 2 else "none")
+    groups = row_groups(rows.host, group_by, ips)
+    info = {"labelled": int(mask.sum()), "unlabelled": int((~mask).sum()), "group_by": group_by,
+            "groups": None if groups is None else int(len(np.unique(groups))),
+            **(labels.counts() if labels else {})}
+    return rows, y, groups, info
+
+
+def _estimator(args: argparse.Namespace, progress: bool = True) -> Any:
+    from spamflow_ensemble.selection import EnsembleSelection
+
+    return EnsembleSelection(library=args.library, n_folds=args.folds, n_init=args.init, n_iterations=args.iterations,
+                             n_bags=args.bags, bag_fraction=args.bag_fraction, random_state=args.seed,
+                             n_jobs=args.jobs, progress=progress)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from spamflow_ensemble.model import train
+    from spamflow_ensemble.persist import save_model
+
+    started = time.time()
+    table, ips, source = load_features(args, "train")
+    if args.snapshot:
+        table = table.rows(np.array([s == args.snapshot for s in table.snapshot]))
+    rows, y, groups, info = _labelled(args, table, ips)
+    bundle = train(rows, y, groups, _estimator(args))
+    out = save_model(args.out, {**bundle, "source": source})
+    es = bundle["estimator"]
+    report = {"model": str(out), "source": source, **info, "train": bundle["train"], "threshold": bundle["threshold"],
+              "ensemble": [{"model": m, "weight": round(w, 6)} for m, w in es.ensemble_],
+              "seconds": round(time.time() - started, 1)}
+    Path(str(out) + ".json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(f"trained on {info['labelled']} hosts ({int(y.sum())} spam, {info['groups']} groups by {info['group_by']}); "
+          f"out-of-fold AUC {bundle['train']['oof_auc']:.3f}; {len(es.ensemble_)} models chosen")
+    print(json.dumps({"model": str(out), "report": str(out) + ".json"}))
+    return 0
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from spamflow_ensemble.model import align, score
+    from spamflow_ensemble.persist import load_model
+
+    bundle = load_model(args.model)
+    table, _, source = load_features(args, "score")
+    X, missing = align(bundle, table)
+    started = time.time()
+    scores = score(bundle, X)
+    seconds = time.time() - started
+    out = pa.table({"snapshot": table.snapshot, "host": table.host, "score": scores,
+                    "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores]})
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(out, args.out)
+    if missing:
+        print(f"warning: {len(missing)} features of the model are absent from {source} and count as missing: "
+              f"{missing[:5]}{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
+    print(f"scored {len(scores)} hosts in {seconds:.2f} s; {int((scores >= bundle['threshold']).sum())} "
+          f"at or above the threshold {bundle['threshold']:.4f}")
+    print(json.dumps({"scores": str(args.out)}))
+    return 0
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    lines = [f"{'model':<32} {'AUC':>7}", f"{'ensemble selection':<32} {summary['auc']:>7.3f}",
+             f"{'random forest (baseline)':<32} {summary['baseline_auc']:>7.3f}"]
+    lines += [f"{'family ' + k:<32} {v:>7.3f}" for k, v in summary["auc_by_family"].items()]
+    lines += [f"{'group ' + k:<32} {v:>7.3f}" for k, v in summary["auc_by_group"].items()]
+    return "\n".join(lines)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from spamflow_ensemble.evaluation import cross_validate, evaluate_split
+
+    started = time.time()
+    table, ips, source = load_features(args, "evaluate")
+    rows, y, groups, info = _labelled(args, table, ips)
+    estimator = _estimator(args, progress=False)
+    if args.train_snapshot:
+        tr = np.array([s == args.train_snapshot for s in rows.snapshot])
+        ev = evaluate_split(estimator, rows.X[tr], y[tr], None if groups is None else groups[tr], rows.X[~tr], y[~tr])
+    else:
+        ev = cross_validate(estimator, rows.X, y, groups, args.outer_folds, progress=not args.no_progress)
+    summary = {"source": source, **info, "features": len(rows.features), "feature_groups": sorted(rows.groups),
+               "library": args.library, **ev.summary(),
+               "ensembles": [[{"model": m, "weight": round(w, 6)} for m, w in e] for e in ev.ensembles],
+               "seconds": round(time.time() - started, 1)}
+    print(f"{source}: {summary['hosts']} hosts ({summary['spam']} spam), {summary['features']} features, "
+          f"{summary['folds']} outer folds grouped by {info['group_by']}")
+    print(format_table(summary))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "evaluation.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        print(json.dumps({"evaluation": str(out / "evaluation.json")}))
+    return 0

@@ -1,0 +1,204 @@
+"""The ``classify`` stage: join every selected detector's per-host table, train the ensemble
+on one snapshot's labelled hosts, score the others, and write scores with their evidence.
+
+Outputs (the contract with the report): ``scores.parquet`` — one row per (snapshot, host)
+scored, with ``score``, ``label`` at ``evaluation.json``'s threshold, ``true_label`` and the
+``evidence`` JSON — and ``evaluation.json`` (AUC, ROC, AUC by family and feature group, the
+random-forest baseline, the chosen models).  ``model.skops`` is the trained bundle.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, Field
+
+from spamflow.detector import Detector, DetectorParams, StageContext, StageResult
+from spamflow.errors import BadInputError
+from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
+from spamflow_ensemble.evaluation import baseline_forest, roc
+from spamflow_ensemble.evidence import detector_details, fired_detectors, occlusion, top_features
+from spamflow_ensemble.fastauc import auc
+from spamflow_ensemble.labels import NONSPAM, SPAM, Labels, read_hostnames, read_labels
+from spamflow_ensemble.model import score, train
+from spamflow_ensemble.persist import save_model
+from spamflow_ensemble.selection import EnsembleSelection, spam_probability
+from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
+
+SCORES_SCHEMA = pa.schema([
+    pa.field("snapshot", pa.string(), nullable=False),
+    pa.field("host", pa.string(), nullable=False),
+    pa.field("score", pa.float64(), nullable=False),
+    pa.field("label", pa.string(), nullable=False),
+    pa.field("true_label", pa.string()),
+    pa.field("evidence", pa.string(), nullable=False),
+])
+
+
+class ClassifyParams(DetectorParams):
+    labels: str = "demo"
+    """Labels file (Web Spam Challenge or ``host,label`` CSV), or ``demo``: the demo stage's ``labels/hosts.tsv``."""
+    hostnames: str | None = None
+    """Web Spam Challenge ``hostid hostname`` file, when the labels give host ids."""
+    detectors: list[str] | None = None
+    """Detectors whose per-host tables are joined; default every other selected detector."""
+    train_snapshot: str | None = None
+    """Snapshot whose labelled hosts train the model; default the first (in sort order).
+    The other snapshots are scored; with one snapshot, hosts get out-of-fold scores."""
+    library: Literal["fast", "full"] = "fast"
+    folds: int = Field(5, ge=2)
+    init: int = Field(5, ge=1)
+    """Sorted initialisation: the best N models start every bag's ensemble."""
+    iterations: int = Field(100, ge=0)
+    bags: int = Field(20, ge=1)
+    bag_fraction: float = Field(0.5, gt=0, le=1)
+    group_by: Literal["domain+ip", "domain", "ip", "none"] = "domain+ip"
+    threshold: float | None = Field(None, ge=0, le=1)
+    """Score at or above which a host is labelled spam; default the best-F1 cut of the out-of-fold training scores."""
+    explain_hosts: int = Field(1000, ge=0)
+    """The highest-scored hosts that get ``top_features`` (occlusion costs one scoring pass per feature)."""
+    top_features: int = Field(5, ge=0)
+    seed: int = 0
+
+
+def estimator_from(params: ClassifyParams | Mapping, progress: bool = False) -> EnsembleSelection:
+    p = params if isinstance(params, BaseModel) else ClassifyParams(**params)
+    assert isinstance(p, ClassifyParams)
+    return EnsembleSelection(library=p.library, n_folds=p.folds, n_init=p.init, n_iterations=p.iterations,
+                             n_bags=p.bags, bag_fraction=p.bag_fraction, random_state=p.seed, progress=progress)
+
+
+class Classify(Detector):
+    name = "classify"
+    version = "1"
+    description = ("Ensemble selection over a scikit-learn model library trained per detector's host features: "
+                   "one spam score per host, with evidence.")
+    Params = ClassifyParams
+    requires = ("parse",)
+
+    @classmethod
+    def upstream(cls, params: BaseModel, selected: Mapping[str, type]) -> tuple[str, ...]:
+        assert isinstance(params, ClassifyParams)
+        detectors = params.detectors if params.detectors is not None else [n for n in selected if n != cls.name]
+        return ("parse", *(["demo"] if params.labels == "demo" else []), *detectors)
+
+    def run(self, ctx: StageContext) -> StageResult:
+        p = ctx.params
+        assert isinstance(p, ClassifyParams)
+        detectors = {n: s.outputs for n, s in ctx.inputs.items() if n not in ("parse", "demo")}
+        paths, without = detector_host_tables(detectors)
+        if not paths:
+            raise BadInputError(f"classify: none of the stages {sorted(detectors)} has a per-host table (hosts)")
+        table = join_host_tables(paths)
+        labels = self._labels(ctx, p)
+        hostnames = read_hostnames(p.hostnames) if p.hostnames else None
+        truth = row_labels(table, labels, hostnames)
+        snapshots = sorted(set(table.snapshot))
+        train_snap = p.train_snapshot or snapshots[0]
+        if train_snap not in snapshots:
+            raise BadInputError(f"classify: train_snapshot {train_snap!r} is not among the snapshots {snapshots}")
+        in_train = np.array([s == train_snap for s in table.snapshot])
+        labelled = np.array([t is not None for t in truth])
+        train_rows = table.rows(in_train & labelled)
+        mask, y = to_binary([truth[i] for i in np.flatnonzero(in_train & labelled)])
+        if len(set(y.tolist())) < 2:
+            raise BadInputError(f"classify: snapshot {train_snap} has {int(y.sum())} spam and "
+                                f"{int(len(y) - y.sum())} nonspam labelled hosts ({labels.path}); need both")
+        ips = host_ips(ctx.inputs["parse"]["pages"]) if "ip" in p.group_by else None
+        groups = row_groups(train_rows.host, p.group_by, ips)
+        bundle = train(train_rows, y, groups, estimator_from(p, ctx.settings.progress), p.threshold)
+        es = bundle["estimator"]
+        feature_index = {f: j for j, f in enumerate(table.features)}
+        cols = [feature_index[f] for f in bundle["features"]]
+        X = table.X[:, cols]
+
+        score_mask = ~in_train if len(snapshots) > 1 else in_train
+        scores = np.full(len(table.host), np.nan)
+        scores[score_mask] = score(bundle, X[score_mask])
+        if len(snapshots) == 1:  # no held-out snapshot: the labelled hosts get their out-of-fold scores
+            scores[np.flatnonzero(in_train & labelled)] = es.oof_score_
+        rows = np.flatnonzero(~np.isnan(scores))
+        test_truth = [truth[i] for i in rows]
+        tmask, ty = to_binary(test_truth)
+        evaluation = self._evaluate(p, bundle, X, y, train_rows.X[:, [train_rows.features.index(f) for f in
+                                                                       bundle["features"]]],
+                                    rows[tmask], ty, scores, train_snap, snapshots, table.snapshot)
+        self._write_scores(ctx, p, table, rows, scores, truth, X, bundle, detectors)
+        save_model(ctx.outdir / "model.skops", {**bundle, "labels": labels.path})
+        (ctx.outdir / "evaluation.json").write_text(json.dumps(evaluation, indent=1) + "\n", encoding="utf-8")
+        counts = {"hosts_scored": int(len(rows)), "train_hosts": int(len(y)), "train_spam": int(y.sum()),
+                  "test_labelled": int(len(ty)), "features": len(bundle["features"]),
+                  "features_dropped_all_missing": len(bundle["train"]["dropped_features"]),
+                  "feature_groups": len(bundle["feature_groups"]), "candidates": len(es.candidates_),
+                  "ensemble_models": len(es.ensemble_), "stages_without_host_table": len(without),
+                  "unlabelled_train_hosts": int((in_train & ~labelled).sum()),
+                  **labels.counts(), **{k: v for k, v in table.skipped.items()}}
+        return StageResult(outputs={"scores": "scores.parquet", "evaluation": "evaluation.json",
+                                    "model": "model.skops"}, counts=counts)
+
+    @staticmethod
+    def _labels(ctx: StageContext, p: ClassifyParams) -> Labels:
+        if p.labels == "demo":
+            return read_labels(Path(ctx.inputs["demo"]["labels"]) / "hosts.tsv")
+        return read_labels(p.labels)
+
+    @staticmethod
+    def _evaluate(p: ClassifyParams, bundle: dict, X: np.ndarray, y_train: np.ndarray, X_train: np.ndarray,
+                  test_rows: np.ndarray, y_test: np.ndarray, scores: np.ndarray, train_snap: str,
+                  snapshots: list[str], row_snapshot: list[str]) -> dict:
+        es = bundle["estimator"]
+        has_test = len(y_test) > 0 and 0 < y_test.sum() < len(y_test)
+        out: dict = {"threshold": bundle["threshold"], "auc": None, "baseline_auc": None, "roc": None,
+                     "auc_by_family": {}, "auc_by_group": {},
+                     "ensemble": [{"model": m, "weight": round(w, 6)} for m, w in es.ensemble_],
+                     "train": {"snapshot": train_snap, "hosts": int(len(y_train)), "spam": int(y_train.sum()),
+                               "oof_auc": bundle["train"]["oof_auc"]},
+                     "test": {"snapshot": ",".join(s for s in snapshots if s != train_snap) or train_snap,
+                              "hosts": int(len(y_test)), "spam": int(y_test.sum())}}
+        if not has_test:
+            return out
+        out["auc"] = auc(y_test, scores[test_rows])
+        out["roc"] = roc(y_test, scores[test_rows])
+        if len(snapshots) > 1:
+            base = baseline_forest(p.seed).fit(X_train, y_train)
+            out["baseline_auc"] = auc(y_test, spam_probability(base, X[test_rows]))
+            for key, field in (("family", "auc_by_family"), ("group", "auc_by_group")):
+                out[field] = {k: auc(y_test, v) for k, v in sorted(es.best_scores(X[test_rows], key).items())}
+        return out
+
+    @staticmethod
+    def _write_scores(ctx: StageContext, p: ClassifyParams, table, rows: np.ndarray, scores: np.ndarray,
+                      truth: list, X: np.ndarray, bundle: dict, detectors: dict) -> None:
+        threshold = bundle["threshold"]
+        details = detector_details(detectors)
+        explain = rows[np.argsort(-scores[rows], kind="stable")[: p.explain_hosts]] if p.top_features else rows[:0]
+        tops: dict[int, list] = {}
+        if len(explain):
+            contrib = occlusion(lambda Z: score(bundle, Z), X[explain], bundle["medians"], scores[explain])
+            for i, t in zip(explain, top_features(X[explain], contrib, bundle["features"], p.top_features)):
+                tops[int(i)] = t
+        names = table.features
+        evidence = []
+        for i in rows:
+            row = dict(zip(names, table.X[i].tolist()))
+            key = (table.snapshot[i], table.host[i])
+            evidence.append(json.dumps({"detectors": fired_detectors(row, key, details),
+                                        "top_features": tops.get(int(i), [])}, sort_keys=True))
+        out = pa.table({
+            "snapshot": [table.snapshot[i] for i in rows],
+            "host": [table.host[i] for i in rows],
+            "score": scores[rows].astype(np.float64),
+            "label": [SPAM if scores[i] >= threshold else NONSPAM for i in rows],
+            "true_label": [truth[i] for i in rows],
+            "evidence": evidence,
+        }, schema=SCORES_SCHEMA).sort_by([("snapshot", "ascending"), ("score", "descending"), ("host", "ascending")])
+        pq.write_table(out, ctx.outdir / "scores.parquet")
+
+
+__all__ = ["GROUP_BY", "Classify", "ClassifyParams", "estimator_from"]

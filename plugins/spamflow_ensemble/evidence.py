@@ -1,0 +1,111 @@
+"""The evidence behind a host's score: which detectors fired for it (with their numbers, the
+quilted pages and their sources, its spin campaigns) and its most influential features.
+
+Influence is measured by occlusion: a feature's contribution is how much the ensemble's
+score drops when that feature alone is set to its training median.  It needs one extra
+scoring pass per feature over the explained hosts, so only the ``explain_hosts`` highest
+scored hosts get ``top_features`` (the rest get an empty list).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FIRED: dict[str, Callable[[Mapping[str, float]], bool]] = {
+    "quilt": lambda r: r.get("quilted_pages", 0) > 0,
+    "hss": lambda r: r.get("largest_cluster_domains", 0) >= 3,
+    "spin": lambda r: r.get("campaign_pages", 0) > 0 or r.get("is_promoted", 0) > 0,
+}
+"""When a detector 'fired' for a host, read from its per-host table: quilted pages; an HSS
+cluster (one HTML template) spanning three or more registered domains (two are common
+among honest sites: a shared CMS theme); pages in a spin campaign, or being the site a
+campaign promotes.  (Detectors not listed
+here are features only: links and content scores are not verdicts on their own)."""
+
+MAX_LISTED = 5
+
+
+def _quilt_pages(path: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            q = json.loads(line)
+            out.setdefault((q["snapshot"], q["host"]), []).append(
+                {"url": q["url"], "sources": [s["url"] for s in q.get("sources", [])][:MAX_LISTED]})
+    return out
+
+
+def _spin_campaigns(path: Path) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            c = json.loads(line)
+            for host in sorted({p["host"] for p in c.get("pages", [])}):
+                out.setdefault((c["snapshot"], host), []).append(c["campaign"])
+    return out
+
+
+def detector_details(stages: Mapping[str, Mapping[str, Path]]) -> dict[str, dict[tuple[str, str], Any]]:
+    """Per detector, extra evidence per (snapshot, host) from its other outputs."""
+    details: dict[str, dict[tuple[str, str], Any]] = {}
+    if "quilt" in stages and "quilts" in stages["quilt"]:
+        details["quilt"] = _quilt_pages(Path(stages["quilt"]["quilts"]))
+    if "spin" in stages and "campaigns" in stages["spin"]:
+        details["spin"] = _spin_campaigns(Path(stages["spin"]["campaigns"]))
+    return details
+
+
+def fired_detectors(row: Mapping[str, float], key: tuple[str, str],
+                    details: Mapping[str, Mapping[tuple[str, str], Any]]) -> dict[str, dict[str, Any]]:
+    """``{detector: {feature: value, ...}}`` for the detectors of :data:`FIRED` that fired."""
+    by_detector: dict[str, dict[str, float]] = {}
+    for name, value in row.items():
+        detector, _, feature = name.partition(".")
+        if not math.isnan(value):
+            by_detector.setdefault(detector, {})[feature] = value
+    out: dict[str, dict[str, Any]] = {}
+    for detector, rule in FIRED.items():
+        values = by_detector.get(detector)
+        if values and rule(values):
+            entry: dict[str, Any] = {k: (int(v) if float(v).is_integer() else round(v, 6)) for k, v in values.items()}
+            extra = details.get(detector, {}).get(key)
+            if extra:
+                entry["quilted" if detector == "quilt" else "campaigns"] = extra[:MAX_LISTED]
+            out[detector] = entry
+    return out
+
+
+def occlusion(score: Callable[[np.ndarray], np.ndarray], X: np.ndarray, medians: np.ndarray,
+              base: np.ndarray | None = None, batch_rows: int = 50_000) -> np.ndarray:
+    """Contribution of each feature to each row's score (n × p): score(x) − score(x with that
+    feature at its training median).  The occluded copies are stacked and scored in batches
+    of about ``batch_rows`` rows (per-call overhead dominates for a few hosts)."""
+    n, p = X.shape
+    base = score(X) if base is None else base
+    out = np.zeros((n, p))
+    per_batch = max(1, batch_rows // max(1, n))
+    for start in range(0, p, per_batch):
+        cols = range(start, min(p, start + per_batch))
+        stacked = np.repeat(X[None, :, :], len(cols), axis=0)
+        for k, j in enumerate(cols):
+            stacked[k, :, j] = medians[j]
+        scored = score(stacked.reshape(-1, p)).reshape(len(cols), n)
+        for k, j in enumerate(cols):
+            out[:, j] = base - scored[k]
+    return out
+
+
+def top_features(X: np.ndarray, contributions: np.ndarray, names: list[str], k: int) -> list[list[list[Any]]]:
+    """Per row, the ``k`` features of largest absolute contribution: [feature, value, contribution]."""
+    rows = []
+    for i in range(len(X)):
+        order = np.argsort(-np.abs(contributions[i]), kind="stable")[:k]
+        rows.append([[names[j], None if math.isnan(X[i, j]) else round(float(X[i, j]), 6),
+                      round(float(contributions[i, j]), 6)] for j in order if contributions[i, j] != 0])
+    return rows

@@ -1,0 +1,24 @@
+"""The hook implementations of ``spamflow_ensemble``."""
+
+import argparse
+from collections.abc import Callable
+
+from spamflow import hookimpl
+from spamflow.detector import Detector
+from spamflow_ensemble import __version__
+
+__all__ = ["__version__", "spamflow_register_commands", "spamflow_register_detectors"]
+
+
+@hookimpl
+def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
+    from spamflow_ensemble.detector import Classify
+
+    register(Classify)
+
+
+@hookimpl
+def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
+    from spamflow_ensemble.commands import add_commands
+
+    add_commands(subparsers)

@@ -1,0 +1,235 @@
+"""Ensemble selection from a library of models (Caruana et al., ICML 2004 and ICDM 2006).
+
+What the paper (section 4) runs in Weka, as a scikit-learn estimator:
+
+1. every library model, on every feature group, is trained by 5-fold *embedded*
+   cross-validation: the out-of-fold predictions of its five fold models form its
+   hillclimbing column, and the model that scores new hosts is the average of the five
+   fold models (Caruana 2006's "cross-validated models": no sixth fit on all data);
+2. *bagged selection*: ``n_bags`` times, draw ``bag_fraction`` of the models; in the bag,
+   *sorted initialisation* puts in the ``n_init`` models of best out-of-fold AUC, then
+   ``n_iterations`` steps of greedy forward selection *with replacement* add the model
+   that maximises the AUC of the averaged predictions; the bag's ensemble is the best
+   prefix seen during the climb (counts of each model);
+3. the final weights are the bags' normalised counts, averaged.
+
+Folds are stratified; with ``groups`` (a registered domain or IP component per host) a
+group is never split between folds.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from tqdm import tqdm
+
+from spamflow_ensemble.fastauc import auc, auc_columns
+from spamflow_ensemble.library import ModelSpec, build_library
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A library model on one feature group: what selection chooses among."""
+
+    name: str
+    family: str
+    group: str
+    columns: tuple[int, ...]
+
+
+def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
+    """P(class 1) from a fitted classifier, also when its training data held one class only."""
+    proba = model.predict_proba(X)
+    classes = list(model.classes_)
+    if 1 in classes:
+        return np.asarray(proba[:, classes.index(1)], dtype=np.float64)
+    return np.zeros(len(X))
+
+
+def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # extreme ridge settings of the grid
+        warnings.simplefilter("ignore", UserWarning)  # quantile bins collapsing on constant columns
+        return clone(estimator).fit(X, y)
+
+
+def make_folds(y: np.ndarray, groups: np.ndarray | None, n_folds: int, random_state: int) -> list[tuple]:
+    """Stratified (group) k-fold train/test index pairs; fewer folds when there are too few groups
+    or too few hosts of the rarer class for ``n_folds``."""
+    rarest = int(min(np.bincount(y, minlength=2)))
+    if groups is None:
+        k = max(2, min(n_folds, rarest))
+        return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state).split(y, y))
+    k = max(2, min(n_folds, len(np.unique(groups))))
+    splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
+    return list(splitter.split(np.zeros(len(y)), y, groups))
+
+
+def hillclimb(P: np.ndarray, y: np.ndarray, n_init: int, n_iterations: int) -> np.ndarray:
+    """Counts per column of ``P``: sorted initialisation with the best N columns (N at most
+    ``n_init``, the N whose mean has the best AUC, as Caruana 2004), then greedy forward
+    selection with replacement on the AUC of the mean; the best prefix of the climb wins."""
+    m = P.shape[1]
+    order = np.argsort(-auc_columns(y, P), kind="stable")
+    counts = np.zeros(m, dtype=np.int64)
+    # sorted initialisation: the best N models, N <= n_init chosen by the AUC of their mean
+    top = order[: max(1, min(n_init, m))]
+    prefix_auc = auc_columns(y, np.cumsum(P[:, top], axis=1) / np.arange(1, len(top) + 1))
+    init = top[: int(np.argmax(prefix_auc)) + 1]
+    counts[init] += 1
+    total = P[:, init].sum(axis=1)
+    size = len(init)
+    best_auc, best = auc(y, total / size), counts.copy()
+    for _ in range(n_iterations):
+        gains = auc_columns(y, (total[:, None] + P) / (size + 1))
+        j = int(np.argmax(gains))
+        counts[j] += 1
+        total += P[:, j]
+        size += 1
+        if gains[j] > best_auc:
+            best_auc, best = float(gains[j]), counts.copy()
+    return best
+
+
+class EnsembleSelection(ClassifierMixin, BaseEstimator):
+    """Ensemble selection over a model library trained per feature group.
+
+    ``feature_groups`` maps a group name to column indices of ``X``; every library model is
+    trained on each group, and on all columns (group ``all``).  ``models`` replaces the
+    library (a list of :class:`~spamflow_ensemble.library.ModelSpec`).  After ``fit``:
+    ``ensemble_`` lists ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold
+    AUC of each), ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC,
+    optimistic: it was selected on those predictions) are inspectable.
+    """
+
+    def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
+                 models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
+                 n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5,
+                 random_state: int = 0, n_jobs: int = 1, progress: bool = False) -> None:
+        self.library = library
+        self.feature_groups = feature_groups
+        self.models = models
+        self.n_folds = n_folds
+        self.n_init = n_init
+        self.n_iterations = n_iterations
+        self.n_bags = n_bags
+        self.bag_fraction = bag_fraction
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.progress = progress
+
+    # -- building the candidates -------------------------------------------------------
+    def _groups(self, n_features: int) -> dict[str, tuple[int, ...]]:
+        everything = tuple(range(n_features))
+        given = {name: tuple(int(c) for c in cols) for name, cols in (self.feature_groups or {}).items() if cols}
+        if given.get("all", everything) != everything:
+            raise ValueError("feature group name 'all' is reserved for every column")
+        groups = {k: v for k, v in given.items() if v != everything}
+        groups["all"] = everything
+        return groups
+
+    def _candidates(self, n_features: int) -> tuple[list[Candidate], list[ModelSpec]]:
+        cands: list[Candidate] = []
+        specs: list[ModelSpec] = []
+        for group, cols in self._groups(n_features).items():
+            library = self.models if self.models is not None else build_library(
+                self.library, len(cols), self.random_state)  # type: ignore[arg-type]
+            for spec in library:
+                cands.append(Candidate(f"{spec.name}@{group}", spec.family, group, cols))
+                specs.append(spec)
+        return cands, specs
+
+    # -- fitting -----------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, groups: Any = None) -> EnsembleSelection:
+        X = np.asarray(X, dtype=np.float64)
+        y_raw = np.asarray(y)
+        self.classes_, y01 = np.unique(y_raw, return_inverse=True)
+        if len(self.classes_) != 2:
+            raise ValueError(f"ensemble selection needs two classes, got {list(self.classes_)}")
+        y01 = y01.astype(np.int64)
+        self.n_features_in_ = X.shape[1]
+        folds = make_folds(y01, None if groups is None else np.asarray(groups), self.n_folds, self.random_state)
+        self.n_folds_used_ = len(folds)
+        cands, specs = self._candidates(X.shape[1])
+        tasks = [(i, f) for i in range(len(cands)) for f in range(len(folds))]
+        jobs = (delayed(_fit_one)(specs[i].estimator, X[folds[f][0]][:, cands[i].columns], y01[folds[f][0]])
+                for i, f in tasks)
+        runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        fitted_iter = runner(jobs)
+        if self.progress:
+            fitted_iter = tqdm(fitted_iter, total=len(tasks), desc="library models x folds", unit="fit")
+        fold_models: list[list[Any]] = [[None] * len(folds) for _ in cands]
+        oof = np.zeros((len(y01), len(cands)))
+        for (i, f), model in zip(tasks, fitted_iter):
+            test = folds[f][1]
+            oof[test, i] = spam_probability(model, X[test][:, cands[i].columns])
+            fold_models[i][f] = model
+        self.candidates_ = cands
+        self.model_auc_ = auc_columns(y01, oof)
+        self.weights_ = self._select(oof, y01)
+        self.oof_score_ = oof @ self.weights_
+        self.oof_auc_ = auc(y01, self.oof_score_)
+        keep = set(np.flatnonzero(self.weights_ > 0)) | set(self._best_by("family").values()) | set(
+            self._best_by("group").values())
+        self.fold_models_ = {int(i): fold_models[i] for i in sorted(keep)}
+        return self
+
+    def _select(self, P: np.ndarray, y: np.ndarray) -> np.ndarray:
+        m = P.shape[1]
+        rng = np.random.default_rng(self.random_state)
+        weights = np.zeros(m)
+        bags = max(1, self.n_bags)
+        for _ in range(bags):
+            bag = (np.sort(rng.choice(m, size=max(1, round(self.bag_fraction * m)), replace=False))
+                   if bags > 1 and self.bag_fraction < 1 else np.arange(m))
+            counts = hillclimb(P[:, bag], y, self.n_init, self.n_iterations)
+            weights[bag] += counts / counts.sum()
+        return weights / weights.sum()
+
+    def _best_by(self, key: str) -> dict[str, int]:
+        """Per family (or feature group): the candidate of best out-of-fold AUC."""
+        best: dict[str, int] = {}
+        for i, c in enumerate(self.candidates_):
+            k = getattr(c, key)
+            if k not in best or self.model_auc_[i] > self.model_auc_[best[k]]:
+                best[k] = i
+        return best
+
+    # -- inspecting and predicting -----------------------------------------------------
+    @property
+    def ensemble_(self) -> list[tuple[str, float]]:
+        """The chosen models and their weights, heaviest first."""
+        chosen = [(self.candidates_[i].name, float(w)) for i, w in enumerate(self.weights_) if w > 0]
+        return sorted(chosen, key=lambda nw: (-nw[1], nw[0]))
+
+    def candidate_scores(self, X: Any, index: int) -> np.ndarray:
+        """P(spam) of one kept candidate: the mean of its fold models."""
+        X = np.asarray(X, dtype=np.float64)
+        cols = self.candidates_[index].columns
+        models = self.fold_models_[index]
+        return np.mean([spam_probability(m, X[:, cols]) for m in models], axis=0)
+
+    def best_scores(self, X: Any, key: str) -> dict[str, np.ndarray]:
+        """Per family (``key="family"``) or feature group (``"group"``): the scores of its model
+        of best out-of-fold AUC, to evaluate each family or group on held-out hosts."""
+        return {k: self.candidate_scores(X, i) for k, i in self._best_by(key).items()}
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+        p = np.zeros(len(X))
+        for i in np.flatnonzero(self.weights_ > 0):
+            p += self.weights_[i] * self.candidate_scores(X, int(i))
+        p = np.clip(p, 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.asarray(self.classes_)[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]

@@ -1,0 +1,111 @@
+"""Ensemble selection on libraries where the answer is known, checked against brute force
+(every weighting of the toy models on a grid), plus the estimator's scikit-learn surface."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.metrics import roc_auc_score
+
+from spamflow_ensemble.fastauc import auc_columns
+from spamflow_ensemble.library import FAMILIES, ModelSpec, build_library
+from spamflow_ensemble.selection import EnsembleSelection, hillclimb
+
+
+class ColumnScore(ClassifierMixin, BaseEstimator):
+    """A toy 'model' whose spam probability is one input column: its predictions are known
+    exactly, so the best combination of a library of them can be found by brute force."""
+
+    def __init__(self, column: int = 0) -> None:
+        self.column = column
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        p = np.asarray(X)[:, self.column]
+        return np.column_stack([1 - p, p])
+
+
+def _toy(seed: int = 0, n: int = 400):
+    """Two complementary half-informative scorers, a weak one and an inverted one (it scores
+    honest hosts higher): the best ensemble mixes the two complementary ones; the inverted
+    one must get no weight."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.15).astype(int)
+    half = rng.random(n) < 0.5
+    a = np.where(half, 0.8 * y + 0.2 * rng.random(n), rng.random(n))  # good on one half of the hosts
+    b = np.where(~half, 0.8 * y + 0.2 * rng.random(n), rng.random(n))  # good on the other half
+    weak = 0.15 * y + 0.85 * rng.random(n)
+    inverted = 0.5 * (1 - y) + 0.5 * rng.random(n)
+    return np.column_stack([a, b, weak, inverted]), y
+
+
+def test_auc_columns_matches_sklearn_with_ties():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 300)
+    S = np.round(rng.random((300, 5)), 1)  # many ties
+    assert np.allclose(auc_columns(y, S), [roc_auc_score(y, S[:, j]) for j in range(5)])
+
+
+def test_hillclimb_reaches_the_brute_force_best_combination():
+    X, y = _toy()
+    best = max(((w, roc_auc_score(y, X @ np.array(w))) for w in itertools.product(range(4), repeat=4) if sum(w)),
+               key=lambda t: t[1])[1]
+    counts = hillclimb(X, y, n_init=1, n_iterations=30)
+    got = roc_auc_score(y, X @ counts)
+    assert got >= best - 1e-9  # at least as good as every weighting with up to 3 copies per model
+    assert counts[3] == 0 and counts[0] > 0 and counts[1] > 0  # the two complementary ones, never the inverted one
+
+
+def test_estimator_on_toy_library_weights_the_complementary_models():
+    X, y = _toy(2)
+    toy = [ModelSpec(f"col{j}", "toy", ColumnScore(j)) for j in range(4)]
+    es = EnsembleSelection(models=toy, n_init=1, n_iterations=30, n_bags=1, random_state=0).fit(X, y)
+    weights = dict(es.ensemble_)
+    assert min(weights["col0@all"], weights["col1@all"]) > 0.3 and "col3@all" not in weights
+    assert abs(sum(weights.values()) - 1) < 1e-9
+    # its scores are exactly the weighted average of the toy models' outputs
+    w = np.array([weights.get(f"col{j}@all", 0.0) for j in range(4)])
+    assert np.allclose(es.predict_proba(X)[:, 1], X @ w)
+    brute = max(roc_auc_score(y, X @ np.array(c)) for c in itertools.product(range(4), repeat=4) if sum(c))
+    assert roc_auc_score(y, X @ w) >= brute - 1e-9
+    assert roc_auc_score(y, X @ w) > max(roc_auc_score(y, X[:, j]) for j in range(4)) + 0.05
+    assert es.get_params()["n_iterations"] == 30 and clone(es).get_params()["models"] is not None
+    # bagged selection (20 bags of half the models): a bag without both complementary models
+    # falls back on the weak one, but the inverted one is never chosen
+    bagged = dict(EnsembleSelection(models=toy, n_init=1, n_iterations=30, n_bags=20, bag_fraction=0.5).fit(X, y).ensemble_)
+    assert "col3@all" not in bagged and bagged["col0@all"] + bagged["col1@all"] > bagged.get("col2@all", 0.0)
+
+
+def test_library_families_and_paper_grid():
+    full = build_library("full", 100)
+    assert {s.family for s in full} == set(FAMILIES)
+    names = [s.name for s in full]
+    assert [n for n in names if n.startswith("logitboost")] == [f"logitboost_{k}" for k in (2, 4, 8, 16, 32, 64)]
+    assert len([n for n in names if n.startswith("costtree")]) == 30  # 10, 20, ..., 300
+    assert len([n for n in names if n.startswith("logistic")]) == 13  # 1e-8 .. 1e4
+    assert [n for n in names if n.startswith("forest")] == [f"forest_250_mf{m}" for m in (5, 10, 20, 40, 80)]
+    assert len([n for n in names if n.startswith("tree_")]) == 8
+    assert {s.family for s in build_library("fast", 10)} == set(FAMILIES)
+    with pytest.raises(ValueError):
+        build_library("huge", 10)  # type: ignore[arg-type]
+
+
+def test_real_library_with_missing_values_and_groups():
+    rng = np.random.default_rng(0)
+    n = 240
+    y = (rng.random(n) < 0.2).astype(int)
+    X = np.column_stack([y + rng.normal(0, 0.6, n), rng.normal(0, 1, n), y * 0.5 + rng.normal(0, 1, n), rng.random(n)])
+    X[rng.random(X.shape) < 0.1] = np.nan
+    es = EnsembleSelection(feature_groups={"g1": [0, 1], "g2": [2, 3]}, n_folds=3, n_bags=5, n_iterations=20).fit(X, y)
+    assert {c.group for c in es.candidates_} == {"g1", "g2", "all"}
+    assert {c.family for c in es.candidates_} == set(FAMILIES)
+    p = es.predict_proba(X)[:, 1]
+    assert np.all((p >= 0) & (p <= 1)) and not np.isnan(p).any()
+    assert es.oof_auc_ > 0.8 and roc_auc_score(y, p) > 0.8
+    assert set(es.best_scores(X, "family")) == set(FAMILIES)
