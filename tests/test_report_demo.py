@@ -40,7 +40,7 @@ def _truth(stages: dict) -> dict:
 
 def test_report_is_the_last_stage_and_opens_without_a_network(stages, report):
     assert list(stages)[-1] == "report"
-    assert set(stages["report"]["requires"]) == {"parse", "obvious", "quilt", "hss", "links", "content", "spin"}
+    assert set(stages["report"]["requires"]) == {"parse", "obvious", "quilt", "hss", "links", "content", "spin", "classify"}
     folder = Path(stages["report"]["outputs"]["report"]).parent
     refs = [t.get("src") or t.get("href") for t in report.find_all(["img", "script", "link"])]
     assert refs and all(not re.match(r"^[a-z]+:", r) for r in refs), refs  # nothing fetched from anywhere
