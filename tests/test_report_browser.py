@@ -44,9 +44,13 @@ def test_report_opens_offline_and_its_host_table_sorts_and_filters(demo_once, br
     hosts = page.eval_on_selector_all("#host-table tbody tr td:nth-child(2)", "tds => tds.map(t => t.textContent)")
     assert hosts == sorted(hosts)
     page.fill("#host-filter", "quillpress")
-    visible = page.eval_on_selector_all("#host-table tbody tr", "rs => rs.filter(r => r.style.display !== 'none')"
-                                        ".map(r => r.cells[1].textContent)")
-    assert visible and all("quillpress" in h for h in visible) and len(visible) < total
+    shown = page.eval_on_selector_all("#host-table tbody tr", "rs => rs.map(r => [r.style.display !== 'none', "
+                                      "r.cells[1].textContent, r.textContent])")
+    visible = [text for on, _host, text in shown if on]
+    # the filter matches a row's whole text (host, labels, evidence): every quillpress host is
+    # shown, and every row shown mentions quillpress
+    assert visible and all("quillpress" in text.lower() for text in visible) and len(visible) < total
+    assert all(on for on, host, _text in shown if "quillpress" in host)
     assert page.locator("#host-shown").text_content() == f"{len(visible)} of {total} rows shown"
     page.close()
 

@@ -46,7 +46,8 @@ def test_report_is_the_last_stage_and_opens_without_a_network(stages, report):
     assert refs and all(not re.match(r"^[a-z]+:", r) for r in refs), refs  # nothing fetched from anywhere
     for ref in refs:
         assert (folder / ref).is_file(), ref
-    assert {s["id"] for s in report.find_all("section")} == {"summary", "hosts", "quilts", "hss", "spin", "links"}
+    assert {s["id"] for s in report.find_all("section")} == {"summary", "hosts", "classify", "quilts", "hss", "spin",
+                                                             "links"}
 
 
 def test_run_summary_lists_every_stage_with_its_counts(stages, report):
@@ -74,9 +75,10 @@ def test_host_table_has_every_host_and_the_planted_spam_fires(stages, report):
             assert "hss" in fired[(snapshot, host)], host
     honest = {h for h, v in truth["hosts"].items() if v["kind"] == "honest"}
     assert not any("quilt" in f for (snap, host), f in fired.items() if host in honest)
-    # without a classifier, hosts where more detectors fired come first
-    counts = [int(r["data-fired"]) for r in rows]
-    assert counts == sorted(counts, reverse=True)
+    # the demo runs the classifier: the highest spam scores come first (hosts it did not
+    # score, the training snapshot's, after them)
+    scores = [float(r.find_all("td")[header.index("score")].text or -1) for r in rows]
+    assert scores == sorted(scores, reverse=True)
 
 
 def _marked_words(text_node) -> list[tuple[str, int]]:
