@@ -55,9 +55,11 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
     it is already there, so a parameter sweep redoes only what a changed parameter touches.
     ``buckets`` and ``flush_rows`` batch the jobs' records and do not change the result.
     """
-    m = ["--m", str(params.m), "--buckets", str(buckets or bucket_count(shingles))]
-    if flush_rows:
-        m += ["--flush-rows", str(flush_rows)]
+    def batching(bucket_bytes: int, job_input: Path) -> list[str]:
+        """``--m`` and how a job batches records: its buckets (from its input's size) and flushes."""
+        args = ["--m", str(params.m), "--buckets", str(buckets or bucket_count(job_input, bucket_bytes))]
+        return args + (["--flush-rows", str(flush_rows)] if flush_rows else [])
+
     df_dir = work / f"m{params.m}"
     patchy_dir = df_dir / f"theta{params.theta!r}"
     cover_dir = patchy_dir / f"c{params.c}-{params.foreign}-phi{params.phi!r}"
@@ -68,15 +70,13 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
             return output
         return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
 
+    m = batching(BUCKET_BYTES, shingles)  # job (b) keeps job (a)'s page buckets
     patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv", m)
     patchy = job(MRPatchFraction, [patch_grams], patchy_dir / "patchy_pages.tsv",
                  [*m, "--theta", repr(params.theta)])
     # job (c) shuffles B x B records (each gram bucket's triples to each page bucket): its own,
     # smaller B keeps them large
-    cover_args = ["--m", str(params.m), "--buckets", str(buckets or bucket_count(patchy, COVER_BUCKET_BYTES)),
-                  "--c", str(params.c), "--foreign", params.foreign]
-    if flush_rows:
-        cover_args += ["--flush-rows", str(flush_rows)]
+    cover_args = [*batching(COVER_BUCKET_BYTES, patchy), "--c", str(params.c), "--foreign", params.foreign]
     if params.phi is not None:
         cover_args += ["--phi", repr(params.phi)]
     covers = job(MRQuiltCover, [patchy], cover_dir / "covers.tsv", cover_args)

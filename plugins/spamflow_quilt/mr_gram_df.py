@@ -3,9 +3,10 @@ the pages that contain them.
 
 Input: shingle lines ``ordinal<TAB>doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct
 per page: set semantics).  Mappers emit a (gram, page ordinal) row per gram of a page, keyed
-by gram bucket, and each page's doc_id, size and servers (``S``), keyed by page bucket.  A gram's reducer sees all
-its pages, so it knows df(g) *and* the postings of the patch grams: the join of Figure 5
-(``docToGrams ⋈ patchGrams``) happens here, and job (b) never reads the corpus again.
+by gram bucket, and each page's doc_id, size and servers (``S``), keyed by page bucket.  A
+gram's reducer sees all its pages, so it knows df(g) *and* the postings of the patch grams:
+the join of Figure 5 (``docToGrams ⋈ patchGrams``) happens here, and job (b) never reads
+the corpus again.
 
 Combining: a gram seen in more than m pages within one task can never be a patch gram, so
 mappers and combiners replace its rows by one row for a page that cannot exist

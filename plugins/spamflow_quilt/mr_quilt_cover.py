@@ -5,7 +5,8 @@ Input: the output of job (b), the patchy pages and the rows of patch grams (gram
 domain id, ip id, patchy).  ``--foreign domain|ip`` keeps only triples whose two pages are on
 different servers (Section 3; a page whose server is unknown is foreign to none).  Step 1
 makes each gram bucket's triples (d, g, d') with d patchy (only a patchy page can be a
-quilt); step 2 joins each page bucket's triples with its patchy pages and covers.  The
+quilt); step 2 groups each page bucket's triples by page, looks up its sizes in the patchy
+pages' rows, and covers.  The
 output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
@@ -58,9 +59,7 @@ class MRQuiltCover(QuiltJob):
     def cover(self, key, values):
         rows = rows_of(values)
         patchy_docs, n_patch, n_grams = joined(rows.get(b"Q"), 3)
-        docs, grams, others = joined(rows.get(b"T"), 3)
-        keep = np.isin(docs, patchy_docs)
-        docs, grams, others = docs[keep], grams[keep], others[keep]
+        docs, grams, others = joined(rows.get(b"T"), 3)  # step 1 made triples for patchy pages only
         order = np.argsort(docs, kind="stable")
         docs, grams, others = docs[order], grams[order], others[order]
         starts = run_starts(docs)
