@@ -271,3 +271,26 @@ def test_combining_popular_grams_keeps_every_patch_decision(seed):
             assert rows.tolist() == [int(POPULAR)]
         else:
             assert sorted(rows.tolist()) == sorted(set(docs[grams == g].tolist()))
+
+
+@pytest.mark.parametrize("line, message", [
+    (b"not a shingle line", r"job \(a\) reads shingle lines only, got b'not a shingle line'"),
+    (b"4294967295\t7\ta.example\t-\t1:u8:0100000000000000", "page ordinal out of range in shingle line b'4294967295"),
+])
+def test_jobs_refuse_input_they_cannot_read_naming_the_line(tmp_path, line, message):
+    """A bad shingle line stops job (a) with an error that quotes it; job (b) refuses
+    anything but job (a)'s output; shingle_line refuses an ordinal it cannot number."""
+    from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
+    from spamflow_quilt.mr_patch_fraction import MRPatchFraction
+
+    from spamflow.errors import SpamflowError
+    from spamflow.mr import run_job
+
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(_shingles(random_corpus(1, n=5), 3, tmp_path / "ok.tsv").read_bytes() + line + b"\n")
+    with pytest.raises(SpamflowError, match=message):
+        run_job(MRGramDocumentFrequency, [bad], tmp_path / "out.tsv", runner="inline", args=["--m", "5"])
+    with pytest.raises(SpamflowError, match="job \\(b\\) reads job \\(a\\)'s output"):
+        run_job(MRPatchFraction, [bad], tmp_path / "out-b.tsv", runner="inline", args=["--m", "5", "--theta", "0.5"])
+    with pytest.raises(ValueError, match="out of range"):
+        shingle_line(2**32 - 1, 7, [1], None, None)
