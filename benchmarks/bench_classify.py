@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import platform
 import sys
 import time
@@ -40,6 +41,7 @@ def main() -> int:
     ap.add_argument("--library", choices=["fast", "full"], default="full")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--score-hosts", type=int, default=100_000)
+    ap.add_argument("--save", type=Path, help="also write the fitted ensemble (pickle) here, to profile scoring")
     args = ap.parse_args()
 
     print(f"python {platform.python_version()}, scikit-learn {sklearn.__version__}, numpy {np.__version__}, "
@@ -60,6 +62,9 @@ def main() -> int:
     t = time.perf_counter()
     es = EnsembleSelection(library=args.library, feature_groups=groups, n_jobs=args.jobs, progress=True).fit(Xtr, ytr)
     fit = time.perf_counter() - t
+    if args.save:
+        with open(args.save, "wb") as fh:
+            pickle.dump({"estimator": es, "baseline": base, "X": X, "y": y, "hosts": args.hosts}, fh)
     print(f"library + selection: {fit:.1f} s ({len(es.candidates_)} candidates x {es.n_folds_used_} folds; "
           f"{len(es.ensemble_)} chosen); random forest 500 trees: {base_fit:.1f} s; ratio {fit / base_fit:.1f}x")
     print(f"held-out AUC ({len(yte)} hosts): ensemble {auc(yte, es.predict_proba(Xte)[:, 1]):.4f}, "

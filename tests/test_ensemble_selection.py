@@ -10,6 +10,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score
 
+from spamflow_ensemble.binning import quantile_edges, to_bins
 from spamflow_ensemble.fastauc import auc_columns
 from spamflow_ensemble.library import FAMILIES, ModelSpec, build_library
 from spamflow_ensemble.selection import EnsembleSelection, hillclimb
@@ -109,3 +110,45 @@ def test_real_library_with_missing_values_and_groups():
     assert np.all((p >= 0) & (p <= 1)) and not np.isnan(p).any()
     assert es.oof_auc_ > 0.8 and roc_auc_score(y, p) > 0.8
     assert set(es.best_scores(X, "family")) == set(FAMILIES)
+
+
+def test_quantile_bins_keep_order_and_missing_values():
+    """Every value's bin is the number of its column's edges at or below it (counted by
+    brute force), bins keep the order of values, NaN stays NaN, and continuous columns get
+    bins of near-equal size."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=1000), rng.exponential(size=1000), rng.integers(0, 3, 1000)]).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 2][:5] = np.nan
+    edges = quantile_edges(X, 8)
+    B = to_bins(X, edges)
+    for j in range(X.shape[1]):
+        for x, b in zip(X[:, j], B[:, j]):
+            assert (np.isnan(x) and np.isnan(b)) or b == sum(e <= x for e in edges[j])
+        present = ~np.isnan(X[:, j])
+        order = np.argsort(X[present, j])
+        assert np.all(np.diff(B[present, j][order]) >= 0)
+    assert len(edges[2]) <= 2  # three distinct values: at most two edges
+    sizes = np.bincount(B[~np.isnan(B[:, 0]), 0].astype(int))
+    assert len(sizes) == 8 and sizes.min() >= 0.8 * sizes.mean()
+
+
+def test_tree_families_fit_on_bins_others_on_raw_values():
+    """With ``tree_bins`` the tree families see bin numbers: a tree's thresholds are then
+    bin boundaries; without, raw values; other families always see raw values."""
+    rng = np.random.default_rng(1)
+    n = 300
+    y = (rng.random(n) < 0.2).astype(int)
+    X = np.column_stack([y * 3 + rng.normal(0, 1, n) * 100, rng.normal(0, 1, n)])
+    for bins in (0, 16):
+        es = EnsembleSelection(library="fast", n_folds=3, n_bags=2, n_iterations=5, tree_bins=bins).fit(X, y)
+        for i, models in es.fold_models_.items():
+            family = es.candidates_[i].family
+            if family == "tree":
+                tree = models[0]
+                tree = getattr(tree, "tree_model_", tree)
+                used = tree.tree_.threshold[tree.tree_.feature >= 0]
+                on_bins = np.all((used >= 0) & (used <= bins) & (np.round(used * 2) == used * 2))
+                assert on_bins if bins else not on_bins
+        p = es.predict_proba(X)[:, 1]
+        assert roc_auc_score(y, p) > 0.8

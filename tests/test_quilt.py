@@ -12,7 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from spamflow_quilt.cover import greedy_cover, greedy_cover_arrays
-from spamflow_quilt.detector import find_quilts
+from spamflow_quilt.detector import combiner_pays, find_quilts
+from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.params import QuiltParams
 from spamflow_quilt.shingle import batch_gram_hashes, gram_hashes, shingle_line
 
@@ -112,6 +113,21 @@ def test_result_does_not_depend_on_how_records_are_batched(tmp_path, buckets, fl
         expected = _ref(pages, **params)
         assert expected
         assert _mr(pages, tmp_path, buckets=buckets, flush_rows=flush_rows, **params) == expected
+
+
+def test_job_a_runs_its_combiner_only_when_a_map_task_flushes_more_than_once(tmp_path):
+    """The batching test above runs job (a) with its combiner (flushes of 1-7 rows) and
+    without it (one flush per task); both give the reference's answer there.  Here: which
+    of the two the driver picks, and that --no-combiner removes the combiner from the step."""
+    shingles = tmp_path / "shingles.tsv"
+    shingles.write_bytes(b"x" * 16 * 1000)  # ~1,000 grams
+    assert not combiner_pays(shingles, "local", None)
+    assert combiner_pays(shingles, "local", 1)
+    assert combiner_pays(shingles, "inline", 10)
+    assert combiner_pays(shingles, "hadoop", None)  # the cluster's split size is unknown: keep it
+    with_combiner = MRGramDocumentFrequency(["--m", "5"]).steps()[0]
+    without = MRGramDocumentFrequency(["--m", "5", "--no-combiner"]).steps()[0]
+    assert with_combiner.has_explicit_combiner and not without.has_explicit_combiner
 
 
 def test_batch_shingling_equals_gram_hashes_page_by_page():

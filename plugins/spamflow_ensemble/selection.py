@@ -14,7 +14,8 @@ What the paper (section 4) runs in Weka, as a scikit-learn estimator:
 3. the final weights are the bags' normalised counts, averaged.
 
 Folds are stratified; with ``groups`` (a registered domain or IP component per host) a
-group is never split between folds.
+group is never split between folds.  The tree families (trees, bagged cost-sensitive trees,
+forests) see each feature cut into ``tree_bins`` quantile bins (:mod:`spamflow_ensemble.binning`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm import tqdm
 
+from spamflow_ensemble.binning import quantile_edges, to_bins
 from spamflow_ensemble.fastauc import auc, auc_columns
 from spamflow_ensemble.library import ModelSpec, build_library
+
+TREE_FAMILIES = frozenset({"tree", "costtree", "forest"})
+"""The families fitted on quantile bins of the features (``tree_bins``)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,9 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
 
     ``feature_groups`` maps a group name to column indices of ``X``; every library model is
     trained on each group, and on all columns (group ``all``).  ``models`` replaces the
-    library (a list of :class:`~spamflow_ensemble.library.ModelSpec`).  After ``fit``:
+    library (a list of :class:`~spamflow_ensemble.library.ModelSpec`).  ``tree_bins``: the
+    tree families see every feature cut into at most this many quantile bins of the training
+    hosts (0: raw values).  ``n_jobs``: processes for fitting, threads for scoring.  After ``fit``:
     ``ensemble_`` lists ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold
     AUC of each), ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC,
     optimistic: it was selected on those predictions) are inspectable.
@@ -112,7 +119,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
                  models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
                  n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5,
-                 random_state: int = 0, n_jobs: int = 1, progress: bool = False) -> None:
+                 tree_bins: int = 32, random_state: int = 0, n_jobs: int = 1, progress: bool = False) -> None:
         self.library = library
         self.feature_groups = feature_groups
         self.models = models
@@ -121,6 +128,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.n_iterations = n_iterations
         self.n_bags = n_bags
         self.bag_fraction = bag_fraction
+        self.tree_bins = tree_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.progress = progress
@@ -155,11 +163,14 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
             raise ValueError(f"ensemble selection needs two classes, got {list(self.classes_)}")
         y01 = y01.astype(np.int64)
         self.n_features_in_ = X.shape[1]
+        self.bin_edges_ = quantile_edges(X, self.tree_bins) if self.tree_bins else None
+        inputs = self._inputs(X)
         folds = make_folds(y01, None if groups is None else np.asarray(groups), self.n_folds, self.random_state)
         self.n_folds_used_ = len(folds)
         cands, specs = self._candidates(X.shape[1])
+        self.candidates_ = cands
         tasks = [(i, f) for i in range(len(cands)) for f in range(len(folds))]
-        jobs = (delayed(_fit_one)(specs[i].estimator, X[folds[f][0]][:, cands[i].columns], y01[folds[f][0]])
+        jobs = (delayed(_fit_one)(specs[i].estimator, self._view(inputs, i, folds[f][0]), y01[folds[f][0]])
                 for i, f in tasks)
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
         fitted_iter = runner(jobs)
@@ -169,9 +180,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         oof = np.zeros((len(y01), len(cands)))
         for (i, f), model in zip(tasks, fitted_iter):
             test = folds[f][1]
-            oof[test, i] = spam_probability(model, X[test][:, cands[i].columns])
+            oof[test, i] = spam_probability(model, self._view(inputs, i, test))
             fold_models[i][f] = model
-        self.candidates_ = cands
         self.model_auc_ = auc_columns(y01, oof)
         self.weights_ = self._select(oof, y01)
         self.oof_score_ = oof @ self.weights_
@@ -209,25 +219,46 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         chosen = [(self.candidates_[i].name, float(w)) for i, w in enumerate(self.weights_) if w > 0]
         return sorted(chosen, key=lambda nw: (-nw[1], nw[0]))
 
+    def _inputs(self, X: np.ndarray) -> dict[bool, np.ndarray]:
+        """``X`` for the other families (key False) and its bins for the tree families (True)."""
+        binned = to_bins(X, self.bin_edges_) if self.bin_edges_ is not None else X
+        return {False: X, True: binned}
+
+    def _view(self, inputs: dict[bool, np.ndarray], index: int, rows: Any = None) -> np.ndarray:
+        """The input of candidate ``index``: its family's matrix, its group's columns."""
+        candidate = self.candidates_[index]
+        matrix = inputs[candidate.family in TREE_FAMILIES]
+        return (matrix if rows is None else matrix[rows])[:, candidate.columns]
+
+    def _scores(self, inputs: dict[bool, np.ndarray], index: int) -> np.ndarray:
+        view = self._view(inputs, index)
+        return np.mean([spam_probability(m, view) for m in self.fold_models_[index]], axis=0)
+
+    def _many_scores(self, X: Any, indices: list[int]) -> list[np.ndarray]:
+        """Scores of several kept candidates, ``n_jobs`` at a time in threads (tree
+        prediction releases the GIL)."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+        inputs = self._inputs(X)
+        return list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self._scores)(inputs, i) for i in indices))
+
     def candidate_scores(self, X: Any, index: int) -> np.ndarray:
         """P(spam) of one kept candidate: the mean of its fold models."""
-        X = np.asarray(X, dtype=np.float64)
-        cols = self.candidates_[index].columns
-        models = self.fold_models_[index]
-        return np.mean([spam_probability(m, X[:, cols]) for m in models], axis=0)
+        return self._many_scores(X, [index])[0]
 
     def best_scores(self, X: Any, key: str) -> dict[str, np.ndarray]:
         """Per family (``key="family"``) or feature group (``"group"``): the scores of its model
         of best out-of-fold AUC, to evaluate each family or group on held-out hosts."""
-        return {k: self.candidate_scores(X, i) for k, i in self._best_by(key).items()}
+        best = self._best_by(key)
+        return dict(zip(best, self._many_scores(X, list(best.values()))))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+        chosen = [int(i) for i in np.flatnonzero(self.weights_ > 0)]
         p = np.zeros(len(X))
-        for i in np.flatnonzero(self.weights_ > 0):
-            p += self.weights_[i] * self.candidate_scores(X, int(i))
+        for i, scores in zip(chosen, self._many_scores(X, chosen)):
+            p += self.weights_[i] * scores
         p = np.clip(p, 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 

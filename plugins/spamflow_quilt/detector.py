@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.html_text import absolute_url
 from spamflow.mr import run_job
+from spamflow_quilt.mr_base import FLUSH_ROWS
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.mr_patch_fraction import MRPatchFraction
 from spamflow_quilt.mr_quilt_cover import MRQuiltCover
@@ -36,6 +37,15 @@ BUCKET_BYTES = 4 << 20
 
 COVER_BUCKET_BYTES = 16 << 20
 """Bytes of job (b)'s output per bucket of job (c)."""
+
+def combiner_pays(shingles: Path, runner: str, flush_rows: int | None) -> bool:
+    """Whether job (a)'s combiner can merge anything: only when a map task flushes more than
+    once.  mrjob's inline and local runners cut the input into 2 x cores map tasks; a gram
+    is 16 bytes of a shingle line.  On a cluster the split size is the cluster's: keep it."""
+    if runner not in ("inline", "local"):
+        return True
+    rows_per_task = shingles.stat().st_size / 16 / (2 * (os.cpu_count() or 1))
+    return rows_per_task > (flush_rows or FLUSH_ROWS)
 
 
 def bucket_count(shingles: Path, bucket_bytes: int = BUCKET_BYTES) -> int:
@@ -71,7 +81,8 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
         return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
 
     m = batching(BUCKET_BYTES, shingles)  # job (b) keeps job (a)'s page buckets
-    patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv", m)
+    combiner = [] if combiner_pays(shingles, runner, flush_rows) else ["--no-combiner"]
+    patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv", [*m, *combiner])
     patchy = job(MRPatchFraction, [patch_grams], patchy_dir / "patchy_pages.tsv",
                  [*m, "--theta", repr(params.theta)])
     # job (c) shuffles B x B records (each gram bucket's triples to each page bucket): its own,

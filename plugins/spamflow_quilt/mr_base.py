@@ -33,6 +33,9 @@ from mrjob.protocol import BytesProtocol, BytesValueProtocol
 from spamflow_quilt.buckets import by_bucket, doc_bucket, gram_bucket
 from spamflow_quilt.packed import pack, unpack
 
+FLUSH_ROWS = 1 << 24
+"""Rows a mapper buffers by default before it emits them."""
+
 
 def gram_key(bucket: int) -> bytes:
     return b"g%06d" % bucket
@@ -85,7 +88,7 @@ class QuiltJob(MRJob):
         self.add_passthru_arg("--m", type=int, required=True, help="largest df of a patch gram")
         self.add_passthru_arg("--buckets", type=int, default=64,
                               help="hash partitions of grams and of pages (rows per record ~ rows / buckets)")
-        self.add_passthru_arg("--flush-rows", type=int, default=1 << 24,
+        self.add_passthru_arg("--flush-rows", type=int, default=FLUSH_ROWS,
                               help="rows a mapper buffers before it emits them (~16-40 bytes each)")
 
     def by_grams(self, kind: bytes, grams: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:

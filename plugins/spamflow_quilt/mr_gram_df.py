@@ -11,6 +11,10 @@ the corpus again.
 Combining: a gram seen in more than m pages within one task can never be a patch gram, so
 mappers and combiners replace its rows by one row for a page that cannot exist
 (:data:`POPULAR`): boilerplate, the bulk of a web corpus's grams, costs one row per task.
+A mapper does so on each flush of ``--flush-rows`` rows; the combiner merges a map task's
+flushes, so it only has work when a task flushes more than once.  ``--no-combiner`` leaves
+it out of the step (the driver does when every map task fits one flush: on mrjob's local
+runner the combiner then re-reads and re-writes every byte for nothing).
 
 Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a page contains a patch gram), the pages
 ``d<bucket><TAB>S <packed ordinal, doc, n_grams, domain id, ip id>``, and
@@ -18,6 +22,7 @@ Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a page contains a patch gram
 """
 
 import numpy as np
+from mrjob.step import MRStep
 
 from spamflow_quilt.buckets import RowBuffer, run_starts
 from spamflow_quilt.buckets import distinct as unique
@@ -69,6 +74,15 @@ def collapse_popular(grams: np.ndarray, pages: np.ndarray, m: int) -> tuple[np.n
 
 
 class MRGramDocumentFrequency(QuiltJob):
+    def configure_args(self):
+        super().configure_args()
+        self.add_passthru_arg("--no-combiner", dest="combiner", action="store_false",
+                              help="leave the combiner out (when no map task flushes more than once)")
+
+    def steps(self):
+        return [MRStep(mapper_init=self.mapper_init, mapper=self.mapper, mapper_final=self.mapper_final,
+                       combiner=self.combiner if self.options.combiner else None, reducer=self.reducer)]
+
     def mapper_init(self):
         self.pending = RowBuffer(2)  # gram, ordinal
         self.pages: list[tuple[int, int, int, int, int]] = []  # ordinal, doc, n_grams, domain id, ip id

@@ -1,11 +1,18 @@
 """Shingling: a page's words to the set of its k-gram hashes.
 
-A k-gram is k consecutive words joined by one space (the paper's ``HashPatches``), hashed
-with xxh3-64.  At 10^9 distinct grams the expected number of colliding pairs is
-n²/2^65 ≈ 0.03 (docs/quilt.md).
+A k-gram is k consecutive words (the paper's ``HashPatches``).  Each word is hashed with
+xxh3-64 (its UTF-8 bytes), and the gram's hash combines the k word hashes h_0 .. h_{k-1}:
 
->>> gram_hashes(["a", "b", "c", "a", "b"], 2) == sorted({xxh3_64_intdigest(b"a b"), xxh3_64_intdigest(b"b c"),
-...                                                   xxh3_64_intdigest(b"c a")})
+    gram = avalanche( sum_{t<k} h_t * B**t  mod 2**64 )
+
+with B odd and ``avalanche`` xxh3's final mixing step (a bijection of 64-bit values).  Two
+different grams get equal values with probability about 2⁻⁶⁴ (docs/quilt.md), as if the
+gram's text were hashed; but a word is hashed once per batch of pages however often it
+occurs, and the combination runs in numpy, ~4x faster than hashing every gram's text.
+
+>>> h = [xxh3_64_intdigest(w) for w in (b"a", b"b", b"c")]
+>>> gram_hashes(["a", "b", "c", "a", "b"], 2) == sorted({combine([h[0], h[1]]), combine([h[1], h[2]]),
+...                                                   combine([h[2], h[0]])})
 True
 >>> gram_hashes(["too", "short"], 3)
 []
@@ -33,45 +40,62 @@ from spamflow_quilt.servers import NO_SERVER
 MAX_ORDINAL = int(POPULAR)
 """Page ordinals are 32-bit; the largest value marks a gram in more than m pages (job (a))."""
 
+BASE = 0x9E3779B97F4A7C15
+"""B: odd (the 64-bit golden ratio), so every power of it is invertible modulo 2**64."""
+PRIME_MX2 = 0x165667919E3779F9
+"""The multiplier of xxh3's avalanche."""
+MASK64 = (1 << 64) - 1
+
+
+def combine(word_hashes: Sequence[int]) -> int:
+    """The gram hash of k word hashes, in plain integers: the definition the vectorised
+    :func:`batch_gram_hashes` is tested against."""
+    x = sum(h * pow(BASE, t, 1 << 64) for t, h in enumerate(word_hashes)) & MASK64
+    x ^= x >> 37
+    x = x * PRIME_MX2 & MASK64
+    return x ^ (x >> 32)
+
 
 def gram_hashes(words: Sequence[str], k: int) -> list[int]:
     """The distinct k-gram hashes of ``words``, sorted (grams_k(d) as a set)."""
-    return sorted({xxh3_64_intdigest(" ".join(words[i:i + k]).encode("utf-8"))
-                   for i in range(len(words) - k + 1)})
+    h = [xxh3_64_intdigest(w.encode("utf-8")) for w in words]
+    return sorted({combine(h[i:i + k]) for i in range(len(words) - k + 1)})
 
 
 def batch_gram_hashes(words: pa.Array, k: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`gram_hashes` of every page of a list<string> array at once.
 
     Returns the grams of all pages, distinct and sorted within each page, and each page's
-    offset into them (``offsets[i]:offsets[i+1]``).  The pages' texts are joined in Arrow
-    and each gram is hashed as a slice of that buffer, the same bytes ``gram_hashes`` hashes.
+    offset into them (``offsets[i]:offsets[i+1]``).  Arrow finds the distinct words, each
+    is hashed once, and numpy combines the k word hashes of every gram (Horner's rule).
 
     >>> grams, offsets = batch_gram_hashes(pa.array([["a", "b", "c"], None, ["x", "y"]]), 2)
     >>> offsets.tolist(), grams[0:2].tolist() == gram_hashes(["a", "b", "c"], 2)
     ([0, 2, 2, 3], True)
     """
+    if isinstance(words, pa.ChunkedArray):
+        words = words.combine_chunks()
     n_pages = len(words)
     n_words = pc.fill_null(pc.list_value_length(words), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    texts = pc.binary_join(pc.fill_null(words, pa.scalar([], words.type)), " ")
-    text_offsets = np.frombuffer(texts.buffers()[1], np.int32, count=n_pages + 1, offset=texts.offset * 4)
-    flat = pc.list_flatten(words)  # null pages contribute no words
-    word_bytes = pc.binary_length(flat).to_numpy(zero_copy_only=False).astype(np.int64)
-    page_of_word = np.repeat(np.arange(n_pages), n_words)
-    first_word = np.cumsum(n_words) - n_words
-    # where each word starts in its page's text: the bytes and spaces of the words before it
-    step = np.cumsum(word_bytes + 1) - (word_bytes + 1)
-    start = text_offsets[:-1][page_of_word] + step - np.r_[step, 0][first_word][page_of_word]
     n_grams = np.maximum(n_words - k + 1, 0)
     page_of_gram = np.repeat(np.arange(n_pages), n_grams)
-    gram_index = (np.arange(n_grams.sum()) - np.repeat(np.cumsum(n_grams) - n_grams, n_grams)
-                  + first_word[page_of_gram])  # index of each gram's first word
-    begin = start[gram_index] if len(gram_index) else gram_index
-    last = gram_index + (k - 1)
-    end = (start[last] + word_bytes[last]) if len(gram_index) else gram_index
-    text = texts.buffers()[2].to_pybytes() if len(gram_index) else b""
-    grams = np.fromiter(map(xxh3_64_intdigest, map(text.__getitem__, map(slice, begin.tolist(), end.tolist()))),
-                        np.uint64, count=len(begin))
+    grams = np.empty(0, np.uint64)
+    if len(page_of_gram):
+        encoded = pc.dictionary_encode(pc.list_flatten(words))  # null pages contribute no words
+        binary = pa.large_binary() if pa.types.is_large_string(encoded.dictionary.type) else pa.binary()
+        vocabulary = pc.cast(encoded.dictionary, binary).to_pylist()
+        word_hash = np.fromiter(map(xxh3_64_intdigest, vocabulary), np.uint64, count=len(vocabulary))
+        h = word_hash[encoded.indices.to_numpy(zero_copy_only=False)]
+        first_word = np.cumsum(n_words) - n_words
+        start = (np.arange(len(page_of_gram)) - np.repeat(np.cumsum(n_grams) - n_grams, n_grams)
+                 + first_word[page_of_gram])  # index of each gram's first word
+        grams = h[start + (k - 1)]
+        for t in range(k - 2, -1, -1):
+            grams *= np.uint64(BASE)
+            grams += h[start + t]
+        grams ^= grams >> np.uint64(37)
+        grams *= np.uint64(PRIME_MX2)
+        grams ^= grams >> np.uint64(32)
     bounds = np.r_[0, np.cumsum(n_grams)].tolist()
     for lo, hi in zip(bounds, bounds[1:]):  # sorting page by page is ~20x faster than one lexsort
         if hi - lo > 1:
