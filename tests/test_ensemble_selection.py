@@ -139,7 +139,7 @@ def test_tree_families_fit_on_bins_others_on_raw_values():
     rng = np.random.default_rng(1)
     n = 300
     y = (rng.random(n) < 0.2).astype(int)
-    X = np.column_stack([y * 3 + rng.normal(0, 1, n) * 100, rng.normal(0, 1, n)])
+    X = np.column_stack([(y * 3 + rng.normal(0, 1, n)) * 100, rng.normal(0, 1, n)])
     for bins in (0, 16):
         es = EnsembleSelection(library="fast", n_folds=3, n_bags=2, n_iterations=5, tree_bins=bins).fit(X, y)
         for i, models in es.fold_models_.items():

@@ -26,13 +26,17 @@ import numpy as np
 
 def quantile_edges(X: np.ndarray, n_bins: int) -> list[np.ndarray]:
     """Per column, the distinct inner quantiles (1/n_bins ... (n_bins-1)/n_bins) of its
-    non-missing values; no edge for a column with no value."""
+    non-missing values above its minimum; no edge for a column with no value."""
     inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
     edges = []
     for j in range(X.shape[1]):
         column = X[:, j]
         present = column[~np.isnan(column)]
-        edges.append(np.unique(np.quantile(present, inner)) if len(present) else np.empty(0))
+        if len(present) == 0:
+            edges.append(np.empty(0))
+            continue
+        cuts = np.unique(np.quantile(present, inner))
+        edges.append(cuts[cuts > present.min()])  # an edge at the minimum would leave bin 0 empty
     return edges
 
 

@@ -47,7 +47,10 @@ def _estimator_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--iterations", type=int, default=100, help="hillclimbing iterations (default 100)")
     e.add_argument("--bags", type=int, default=20, help="bagged selection: bags (default 20)")
     e.add_argument("--bag-fraction", type=float, default=0.5, help="models drawn per bag (default 0.5)")
-    e.add_argument("--jobs", type=int, default=1, help="parallel model fits (default 1)")
+    e.add_argument("--tree-bins", type=int, default=32,
+                   help="tree-based models see each feature in at most this many quantile bins; 0: raw values "
+                        "(default 32)")
+    e.add_argument("--jobs", type=int, default=1, help="parallel model fits, and threads when scoring (default 1)")
     e.add_argument("--seed", type=int, default=0)
 
 
@@ -64,7 +67,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                               description="Score every host of a run or table with a model from `spamflow train`.")
     _inputs(s, labels=False)
     s.add_argument("-m", "--model", required=True, help="model file written by `spamflow train`")
-    s.add_argument("-o", "--out", required=True, help="scores to write (.parquet)")
+    s.add_argument("-o", "--out", required=True,
+                   help="scores to write (.parquet): snapshot, host, score, label, evidence (JSON, as the classify "
+                        "stage's scores.parquet)")
+    s.add_argument("--explain-hosts", type=int, default=1000,
+                   help="the highest-scored hosts whose most influential features are in evidence (default 1000)")
+    s.add_argument("--top-features", type=int, default=5, help="features per explained host (default 5)")
     s.set_defaults(handler=run_score)
     v = subparsers.add_parser("evaluate", help="grouped cross-validation of the ensemble vs a random forest",
                               description="Outer grouped cross-validation (or train on one snapshot, test on the "
@@ -79,8 +87,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     v.set_defaults(handler=run_evaluate)
 
 
-def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable, dict[str, list[str]] | None, str]:
-    """The feature table, host IPs (with a config) and a description of the source."""
+def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable, dict[str, list[str]] | None, str,
+                                                                   dict[str, dict[str, Path]]]:
+    """The feature table, host IPs (with a config), a description of the source and (with a
+    config) the detectors' stage outputs."""
     hostnames = read_hostnames(args.hostnames) if args.hostnames else None
     if args.config:
         from spamflow.config import load_config
@@ -97,11 +107,11 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
         stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in targets}
         paths, _ = detector_host_tables(stages)
         table = join_host_tables(paths)
-        return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config)
+        return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config), stages
     if not args.table:
         raise SystemExit(f"spamflow {command}: give -c CONFIG or at least one --table")
     table = merge_tables([name_hosts(read_table(p), hostnames) for p in args.table])
-    return table, None, ", ".join(args.table)
+    return table, None, ", ".join(args.table), {}
 
 
 def _labelled(args: argparse.Namespace, table: FeatureTable, ips: Any) -> tuple[FeatureTable, np.ndarray,
@@ -126,7 +136,8 @@ def _estimator(args: argparse.Namespace, progress: bool = True) -> Any:
     from spamflow_ensemble.selection import EnsembleSelection
 
     return EnsembleSelection(library=args.library, n_folds=args.folds, n_init=args.init, n_iterations=args.iterations,
-                             n_bags=args.bags, bag_fraction=args.bag_fraction, random_state=args.seed,
+                             n_bags=args.bags, bag_fraction=args.bag_fraction, tree_bins=args.tree_bins,
+                             random_state=args.seed,
                              n_jobs=args.jobs, progress=progress)
 
 
@@ -135,7 +146,7 @@ def run_train(args: argparse.Namespace) -> int:
     from spamflow_ensemble.persist import save_model
 
     started = time.time()
-    table, ips, source = load_features(args, "train")
+    table, ips, source, _ = load_features(args, "train")
     if args.snapshot:
         table = table.rows(np.array([s == args.snapshot for s in table.snapshot]))
     rows, y, groups, info = _labelled(args, table, ips)
@@ -153,17 +164,22 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    from spamflow_ensemble.evidence import detector_details, evidence_column
     from spamflow_ensemble.model import align, score
     from spamflow_ensemble.persist import load_model
 
     bundle = load_model(args.model)
-    table, _, source = load_features(args, "score")
+    table, _, source, stages = load_features(args, "score")
     X, missing = align(bundle, table)
     started = time.time()
     scores = score(bundle, X)
     seconds = time.time() - started
+    rows = np.arange(len(scores))
+    evidence = evidence_column(table, rows, scores, X, bundle, detector_details(stages), args.explain_hosts,
+                               args.top_features)
     out = pa.table({"snapshot": table.snapshot, "host": table.host, "score": scores,
-                    "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores]})
+                    "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores],
+                    "evidence": evidence})
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(out, args.out)
     if missing:
@@ -187,7 +203,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from spamflow_ensemble.evaluation import cross_validate, evaluate_split
 
     started = time.time()
-    table, ips, source = load_features(args, "evaluate")
+    table, ips, source, _ = load_features(args, "evaluate")
     rows, y, groups, info = _labelled(args, table, ips)
     estimator = _estimator(args, progress=False)
     if args.train_snapshot:

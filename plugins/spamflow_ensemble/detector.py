@@ -23,7 +23,7 @@ from spamflow.detector import Detector, DetectorParams, StageContext, StageResul
 from spamflow.errors import BadInputError
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
 from spamflow_ensemble.evaluation import baseline_forest, roc
-from spamflow_ensemble.evidence import detector_details, fired_detectors, occlusion, top_features
+from spamflow_ensemble.evidence import detector_details, evidence_column
 from spamflow_ensemble.fastauc import auc
 from spamflow_ensemble.labels import NONSPAM, SPAM, Labels, read_hostnames, read_labels
 from spamflow_ensemble.model import score, train
@@ -58,6 +58,8 @@ class ClassifyParams(DetectorParams):
     iterations: int = Field(100, ge=0)
     bags: int = Field(20, ge=1)
     bag_fraction: float = Field(0.5, gt=0, le=1)
+    tree_bins: int = Field(32, ge=0)
+    """Tree-based models see each feature cut into at most this many quantile bins (0: raw values)."""
     group_by: Literal["domain+ip", "domain", "ip", "none"] = "domain+ip"
     threshold: float | None = Field(None, ge=0, le=1)
     """Score at or above which a host is labelled spam; default the best-F1 cut of the out-of-fold training scores."""
@@ -71,7 +73,8 @@ def estimator_from(params: ClassifyParams | Mapping, progress: bool = False) -> 
     p = params if isinstance(params, BaseModel) else ClassifyParams(**params)
     assert isinstance(p, ClassifyParams)
     return EnsembleSelection(library=p.library, n_folds=p.folds, n_init=p.init, n_iterations=p.iterations,
-                             n_bags=p.bags, bag_fraction=p.bag_fraction, random_state=p.seed, progress=progress)
+                             n_bags=p.bags, bag_fraction=p.bag_fraction, tree_bins=p.tree_bins, random_state=p.seed,
+                             progress=progress)
 
 
 class Classify(Detector):
@@ -176,20 +179,8 @@ class Classify(Detector):
     def _write_scores(ctx: StageContext, p: ClassifyParams, table, rows: np.ndarray, scores: np.ndarray,
                       truth: list, X: np.ndarray, bundle: dict, detectors: dict) -> None:
         threshold = bundle["threshold"]
-        details = detector_details(detectors)
-        explain = rows[np.argsort(-scores[rows], kind="stable")[: p.explain_hosts]] if p.top_features else rows[:0]
-        tops: dict[int, list] = {}
-        if len(explain):
-            contrib = occlusion(lambda Z: score(bundle, Z), X[explain], bundle["medians"], scores[explain])
-            for i, t in zip(explain, top_features(X[explain], contrib, bundle["features"], p.top_features)):
-                tops[int(i)] = t
-        names = table.features
-        evidence = []
-        for i in rows:
-            row = dict(zip(names, table.X[i].tolist()))
-            key = (table.snapshot[i], table.host[i])
-            evidence.append(json.dumps({"detectors": fired_detectors(row, key, details),
-                                        "top_features": tops.get(int(i), [])}, sort_keys=True))
+        evidence = evidence_column(table, rows, scores, X, bundle, detector_details(detectors),
+                                   p.explain_hosts, p.top_features)
         out = pa.table({
             "snapshot": [table.snapshot[i] for i in rows],
             "host": [table.host[i] for i in rows],

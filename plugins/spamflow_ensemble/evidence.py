@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from spamflow_ensemble.model import score
+
 FIRED: dict[str, Callable[[Mapping[str, float]], bool]] = {
     "quilt": lambda r: r.get("quilted_pages", 0) > 0,
     "hss": lambda r: r.get("largest_cluster_domains", 0) >= 3,
@@ -109,3 +111,23 @@ def top_features(X: np.ndarray, contributions: np.ndarray, names: list[str], k: 
         rows.append([[names[j], None if math.isnan(X[i, j]) else round(float(X[i, j]), 6),
                       round(float(contributions[i, j]), 6)] for j in order if contributions[i, j] != 0])
     return rows
+
+
+def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndarray, bundle: Mapping[str, Any],
+                    details: Mapping[str, Any], explain_hosts: int, k: int) -> list[str]:
+    """The ``evidence`` JSON of each scored row of ``table`` (``rows``): the detectors that
+    fired for the host, and for the ``explain_hosts`` highest scores its ``k`` most
+    influential features (``X``: the rows in the model's feature order)."""
+    explain = rows[np.argsort(-scores[rows], kind="stable")[:explain_hosts]] if k else rows[:0]
+    tops: dict[int, list] = {}
+    if len(explain):
+        contrib = occlusion(lambda Z: score(dict(bundle), Z), X[explain], bundle["medians"], scores[explain])
+        for i, t in zip(explain, top_features(X[explain], contrib, list(bundle["features"]), k)):
+            tops[int(i)] = t
+    out = []
+    for i in rows:
+        row = dict(zip(table.features, table.X[i].tolist()))
+        key = (table.snapshot[i], table.host[i])
+        out.append(json.dumps({"detectors": fired_detectors(row, key, details),
+                               "top_features": tops.get(int(i), [])}, sort_keys=True))
+    return out

@@ -11,7 +11,9 @@ unfitted, for a feature group of ``n_features`` columns:
 Missing values (a host absent from one detector's table or snapshot): the tree families
 (trees, bagged trees, forests) split on them natively; boosting, logistic regression and
 naive Bayes, which cannot, see the column's training median and a 0/1 "was missing" column
-(section 4: "default values" for models that cannot treat missing values).
+(section 4: "default values" for models that cannot treat missing values).  The tree-based
+families, boosting included, are given quantile bins of the features, not raw values
+(:mod:`spamflow_ensemble.binning`, ``EnsembleSelection.tree_bins``).
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ What the paper (section 4) runs in Weka, as a scikit-learn estimator:
 3. the final weights are the bags' normalised counts, averaged.
 
 Folds are stratified; with ``groups`` (a registered domain or IP component per host) a
-group is never split between folds.  The tree families (trees, bagged cost-sensitive trees,
-forests) see each feature cut into ``tree_bins`` quantile bins (:mod:`spamflow_ensemble.binning`).
+group is never split between folds.  The tree-based families (boosted stumps, trees, bagged
+cost-sensitive trees, forests) see each feature cut into ``tree_bins`` quantile bins
+(:mod:`spamflow_ensemble.binning`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from spamflow_ensemble.binning import quantile_edges, to_bins
 from spamflow_ensemble.fastauc import auc, auc_columns
 from spamflow_ensemble.library import ModelSpec, build_library
 
-TREE_FAMILIES = frozenset({"tree", "costtree", "forest"})
-"""The families fitted on quantile bins of the features (``tree_bins``)."""
+BINNED_FAMILIES = frozenset({"logitboost", "tree", "costtree", "forest"})
+"""The families fitted on quantile bins of the features (``tree_bins``): every family whose
+models are trees (boosted stumps included)."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     ``feature_groups`` maps a group name to column indices of ``X``; every library model is
     trained on each group, and on all columns (group ``all``).  ``models`` replaces the
     library (a list of :class:`~spamflow_ensemble.library.ModelSpec`).  ``tree_bins``: the
-    tree families see every feature cut into at most this many quantile bins of the training
-    hosts (0: raw values).  ``n_jobs``: processes for fitting, threads for scoring.  After ``fit``:
+    tree-based families see every feature cut into at most this many quantile bins of the
+    training hosts (0: raw values).  ``n_jobs``: processes for fitting, threads for scoring.  After ``fit``:
     ``ensemble_`` lists ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold
     AUC of each), ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC,
     optimistic: it was selected on those predictions) are inspectable.
@@ -169,7 +171,9 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.n_folds_used_ = len(folds)
         cands, specs = self._candidates(X.shape[1])
         self.candidates_ = cands
-        tasks = [(i, f) for i in range(len(cands)) for f in range(len(folds))]
+        # widest feature groups first: the costliest fits do not end up alone at the tail
+        tasks = sorted(((i, f) for i in range(len(cands)) for f in range(len(folds))),
+                       key=lambda task: -len(cands[task[0]].columns))
         jobs = (delayed(_fit_one)(specs[i].estimator, self._view(inputs, i, folds[f][0]), y01[folds[f][0]])
                 for i, f in tasks)
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
@@ -192,14 +196,17 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         return self
 
     def _select(self, P: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Bagged selection; the bags are drawn first, then climbed ``n_jobs`` at a time in
+        threads (ranking releases the GIL), so the weights do not depend on ``n_jobs``."""
         m = P.shape[1]
         rng = np.random.default_rng(self.random_state)
+        n_bags = max(1, self.n_bags)
+        bags = [np.sort(rng.choice(m, size=max(1, round(self.bag_fraction * m)), replace=False))
+                if n_bags > 1 and self.bag_fraction < 1 else np.arange(m) for _ in range(n_bags)]
+        climbs = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(hillclimb)(P[:, bag], y, self.n_init, self.n_iterations) for bag in bags)
         weights = np.zeros(m)
-        bags = max(1, self.n_bags)
-        for _ in range(bags):
-            bag = (np.sort(rng.choice(m, size=max(1, round(self.bag_fraction * m)), replace=False))
-                   if bags > 1 and self.bag_fraction < 1 else np.arange(m))
-            counts = hillclimb(P[:, bag], y, self.n_init, self.n_iterations)
+        for bag, counts in zip(bags, climbs):
             weights[bag] += counts / counts.sum()
         return weights / weights.sum()
 
@@ -220,14 +227,14 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         return sorted(chosen, key=lambda nw: (-nw[1], nw[0]))
 
     def _inputs(self, X: np.ndarray) -> dict[bool, np.ndarray]:
-        """``X`` for the other families (key False) and its bins for the tree families (True)."""
+        """``X`` for the other families (key False) and its bins for the tree-based ones (True)."""
         binned = to_bins(X, self.bin_edges_) if self.bin_edges_ is not None else X
         return {False: X, True: binned}
 
     def _view(self, inputs: dict[bool, np.ndarray], index: int, rows: Any = None) -> np.ndarray:
         """The input of candidate ``index``: its family's matrix, its group's columns."""
         candidate = self.candidates_[index]
-        matrix = inputs[candidate.family in TREE_FAMILIES]
+        matrix = inputs[candidate.family in BINNED_FAMILIES]
         return (matrix if rows is None else matrix[rows])[:, candidate.columns]
 
     def _scores(self, inputs: dict[bool, np.ndarray], index: int) -> np.ndarray:
