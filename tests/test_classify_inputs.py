@@ -90,6 +90,13 @@ def test_join_host_tables_outer_join_and_temporal(tmp_path):
     assert rows[("s1", "a")]["one.flag"] == 1.0 and t.skipped == {"non_numeric_column:one.note": 1,
                                                                    "rows_not_in_snapshot:one_temporal": 1}
     assert set(t.groups) == {"one", "two", "one_temporal"}
+    # the same rows and columns in the same order however the dict was built (a set of stage
+    # names in `spamflow train -c` made the model depend on the process's hash seed)
+    shuffled = join_host_tables({"one_temporal": (tmp_path / "temporal.parquet", "snapshot_t1"),
+                                 "two": (tmp_path / "two.parquet", "snapshot"),
+                                 "one": (tmp_path / "one.parquet", "snapshot")})
+    assert (shuffled.snapshot, shuffled.host, shuffled.features) == (t.snapshot, t.host, t.features)
+    assert np.array_equal(shuffled.X, t.X, equal_nan=True)
 
 
 def test_external_arff_and_csv_tables(tmp_path):

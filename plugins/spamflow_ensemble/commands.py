@@ -100,8 +100,8 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
 
         plugins = get_plugins()
         config = load_config(args.config, plugins, workdir=args.workdir)
-        targets = {n for n in config.detectors if n != "classify"}
-        _, manifest = run_for_command(command, config, plugins, targets or {"parse"})
+        targets = [n for n in config.detectors if n != "classify"]
+        _, manifest = run_for_command(command, config, plugins, set(targets) or {"parse"})
         if manifest is None:
             raise SystemExit(1)
         stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in targets}

@@ -78,7 +78,9 @@ def join_host_tables(tables: dict[str, tuple[Path, str]]) -> FeatureTable:
     skipped: dict[str, int] = {}
     # per-snapshot tables first: they say which hosts a snapshot holds; a temporal table only
     # adds columns to those (its rows for hosts absent from the snapshot are counted and dropped)
-    ordered_tables = sorted(tables.items(), key=lambda kv: kv[1][1] != "snapshot")
+    # (and by name: rows and columns come out in one order however ``tables`` was built,
+    # so a model trained by the stage and by `spamflow train -c` is the same model)
+    ordered_tables = sorted(tables.items(), key=lambda kv: (kv[1][1] != "snapshot", kv[0]))
     for group, (path, snapshot_col) in ordered_tables:
         table = pq.read_table(path)
         for col in (snapshot_col, "host"):
