@@ -113,7 +113,7 @@ def top_features(X: np.ndarray, contributions: np.ndarray, names: list[str], k: 
     return rows
 
 
-def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndarray, bundle: Mapping[str, Any],
+def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndarray, bundle: dict[str, Any],
                     details: Mapping[str, Any], explain_hosts: int, k: int) -> list[str]:
     """The ``evidence`` JSON of each scored row of ``table`` (``rows``): the detectors that
     fired for the host, and for the ``explain_hosts`` highest scores its ``k`` most
@@ -121,7 +121,7 @@ def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndar
     explain = rows[np.argsort(-scores[rows], kind="stable")[:explain_hosts]] if k else rows[:0]
     tops: dict[int, list] = {}
     if len(explain):
-        contrib = occlusion(lambda Z: score(dict(bundle), Z), X[explain], bundle["medians"], scores[explain])
+        contrib = occlusion(lambda Z: score(bundle, Z), X[explain], bundle["medians"], scores[explain])
         for i, t in zip(explain, top_features(X[explain], contrib, list(bundle["features"]), k)):
             tops[int(i)] = t
     out = []

@@ -166,11 +166,11 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         y01 = y01.astype(np.int64)
         self.n_features_in_ = X.shape[1]
         self.bin_edges_ = quantile_edges(X, self.tree_bins) if self.tree_bins else None
-        inputs = self._inputs(X)
         folds = make_folds(y01, None if groups is None else np.asarray(groups), self.n_folds, self.random_state)
         self.n_folds_used_ = len(folds)
         cands, specs = self._candidates(X.shape[1])
         self.candidates_ = cands
+        inputs = self._inputs(X)
         # widest feature groups first: the costliest fits do not end up alone at the tail
         tasks = sorted(((i, f) for i in range(len(cands)) for f in range(len(folds))),
                        key=lambda task: -len(cands[task[0]].columns))
@@ -226,9 +226,12 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         chosen = [(self.candidates_[i].name, float(w)) for i, w in enumerate(self.weights_) if w > 0]
         return sorted(chosen, key=lambda nw: (-nw[1], nw[0]))
 
-    def _inputs(self, X: np.ndarray) -> dict[bool, np.ndarray]:
-        """``X`` for the other families (key False) and its bins for the tree-based ones (True)."""
-        binned = to_bins(X, self.bin_edges_) if self.bin_edges_ is not None else X
+    def _inputs(self, X: np.ndarray, indices: Any = None) -> dict[bool, np.ndarray]:
+        """``X`` for the other families (key False) and its bins for the tree-based ones (True);
+        the bins only if one of the candidates ``indices`` (default: all) needs them."""
+        wanted = self.candidates_ if indices is None else [self.candidates_[i] for i in indices]
+        needs_bins = any(c.family in BINNED_FAMILIES for c in wanted)
+        binned = to_bins(X, self.bin_edges_) if self.bin_edges_ is not None and needs_bins else X
         return {False: X, True: binned}
 
     def _view(self, inputs: dict[bool, np.ndarray], index: int, rows: Any = None) -> np.ndarray:
@@ -247,7 +250,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
-        inputs = self._inputs(X)
+        inputs = self._inputs(X, indices)
         return list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(self._scores)(inputs, i) for i in indices))
 
