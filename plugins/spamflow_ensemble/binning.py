@@ -21,7 +21,28 @@ missing (NaN), for the trees to split on.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+
+AUTO_BINS = 32
+"""Bins per feature that ``tree_bins="auto"`` uses on a large table."""
+AUTO_RAW_CELLS = 250_000
+"""``tree_bins="auto"`` keeps raw values up to this many cells (hosts x features): there exact
+splits are affordable (the full library on the UK2007 link features, 3,998 x 41, fits in
+minutes) and they ranked better on real data: a 250-tree forest on those link features scored
+AUC 0.731/0.731/0.733 on raw values against 0.714/0.711/0.701 on 32 bins (3 seeds, grouped
+5-fold; docs/classify.md)."""
+
+
+def bins_for(tree_bins: int | Literal["auto"], n_hosts: int, n_features: int) -> int:
+    """The bin count to use: ``tree_bins`` itself (0: raw values), or for ``"auto"`` raw values
+    on a table of at most :data:`AUTO_RAW_CELLS` cells and :data:`AUTO_BINS` bins above."""
+    if tree_bins == "auto":
+        return 0 if n_hosts * n_features <= AUTO_RAW_CELLS else AUTO_BINS
+    if isinstance(tree_bins, bool) or not isinstance(tree_bins, (int, np.integer)) or tree_bins == 1 or tree_bins < 0:
+        raise ValueError(f"tree_bins must be 'auto', 0 (raw values) or at least 2, not {tree_bins!r}")
+    return int(tree_bins)
 
 
 def quantile_edges(X: np.ndarray, n_bins: int) -> list[np.ndarray]:

@@ -39,6 +39,18 @@ def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
                               "domain for tables with host names, none otherwise)")
 
 
+def _tree_bins(text: str) -> int | str:
+    """``--tree-bins``: ``auto``, 0 or a bin count of at least 2."""
+    from spamflow_ensemble.binning import bins_for
+
+    value: int | str = text if text == "auto" else int(text) if text.lstrip("-").isdigit() else text
+    try:
+        bins_for(value, 1, 1)  # type: ignore[arg-type]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return value
+
+
 def _estimator_args(p: argparse.ArgumentParser) -> None:
     e = p.add_argument_group("ensemble")
     e.add_argument("--library", choices=["fast", "full"], default="fast", help="model library (default fast)")
@@ -47,9 +59,9 @@ def _estimator_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--iterations", type=int, default=100, help="hillclimbing iterations (default 100)")
     e.add_argument("--bags", type=int, default=20, help="bagged selection: bags (default 20)")
     e.add_argument("--bag-fraction", type=float, default=0.5, help="models drawn per bag (default 0.5)")
-    e.add_argument("--tree-bins", type=int, default=32,
-                   help="tree-based models see each feature in at most this many quantile bins; 0: raw values "
-                        "(default 32)")
+    e.add_argument("--tree-bins", type=_tree_bins, default="auto",
+                   help="tree-based models see each feature in at most this many quantile bins; 0: raw values; "
+                        "auto: raw values up to 250,000 hosts x features, 32 bins above (default auto)")
     e.add_argument("--jobs", type=int, default=1, help="parallel model fits, and threads when scoring (default 1)")
     e.add_argument("--seed", type=int, default=0)
 

@@ -17,10 +17,11 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from spamflow.detector import Detector, DetectorParams, StageContext, StageResult
 from spamflow.errors import BadInputError
+from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
 from spamflow_ensemble.evaluation import baseline_forest, roc
 from spamflow_ensemble.evidence import detector_details, evidence_column
@@ -58,8 +59,15 @@ class ClassifyParams(DetectorParams):
     iterations: int = Field(100, ge=0)
     bags: int = Field(20, ge=1)
     bag_fraction: float = Field(0.5, gt=0, le=1)
-    tree_bins: int = Field(32, ge=0)
-    """Tree-based models see each feature cut into at most this many quantile bins (0: raw values)."""
+    tree_bins: int | Literal["auto"] = "auto"
+    """Tree-based models see each feature cut into at most this many quantile bins (0: raw values;
+    ``auto``: raw values up to 250,000 hosts x features, 32 bins above)."""
+
+    @field_validator("tree_bins")
+    @classmethod
+    def _bins(cls, value: int | str) -> int | str:
+        bins_for(value, 1, 1)  # type: ignore[arg-type]  # refuses 1 and negative counts
+        return value
     group_by: Literal["domain+ip", "domain", "ip", "none"] = "domain+ip"
     threshold: float | None = Field(None, ge=0, le=1)
     """Score at or above which a host is labelled spam; default the best-F1 cut of the out-of-fold training scores."""

@@ -18,17 +18,18 @@ families, boosting included, are given quantile bins of the features, not raw va
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.ensemble import BaggingClassifier, GradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, KBinsDiscretizer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
@@ -44,11 +45,38 @@ BAGS = 10
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One library model: its name (family and settings), family and unfitted estimator."""
+    """One library model: its name (family and settings), family and unfitted estimator.
+
+    ``prefix_of`` names the library model whose first ``stages`` boosting iterations this
+    one is (same seed, same bags, same trees): it is cut from that model, not fitted."""
 
     name: str
     family: str
     estimator: BaseEstimator
+    prefix_of: str | None = None
+    stages: int = 0
+
+
+def boosting_prefix(model: Any, stages: int) -> Any:
+    """The first ``stages`` iterations of a fitted :func:`logitboost` pipeline.
+
+    Gradient boosting draws from its random state stage by stage, and bagging draws its
+    bootstrap samples from its own seed, so these are the models that the same pipeline
+    with ``stages`` iterations would fit (tests check it): the full grid's 2, 4, ... 32
+    iterations cost no fit of their own, only the 64-iteration model does."""
+    (imputer_name, imputer), (bagging_name, bagging) = model.steps
+    members = []
+    for boost in bagging.estimators_:
+        member = copy.copy(boost)
+        member.set_params(n_estimators=stages)
+        member.estimators_ = boost.estimators_[:stages]
+        member.train_score_ = boost.train_score_[:stages]
+        member.n_estimators_ = stages
+        members.append(member)
+    bag = copy.copy(bagging)
+    bag.set_params(estimator=clone(bagging.estimator).set_params(n_estimators=stages))
+    bag.estimators_ = members
+    return Pipeline([(imputer_name, imputer), (bagging_name, bag)])
 
 
 def signed_log(X: Any) -> Any:
@@ -118,14 +146,17 @@ def build_library(library: Library, n_features: int, random_state: int = 0) -> l
     seed = random_state
     specs: list[ModelSpec] = []
 
-    def add(name: str, family: str, estimator: BaseEstimator) -> None:
-        specs.append(ModelSpec(name, family, estimator))
+    def add(name: str, family: str, estimator: BaseEstimator, prefix_of: str | None = None, stages: int = 0) -> None:
+        specs.append(ModelSpec(name, family, estimator, prefix_of, stages))
 
     full = library == "full"
     if library not in ("full", "fast"):
         raise ValueError(f"library must be 'full' or 'fast', not {library!r}")
-    for it in ((2, 4, 8, 16, 32, 64) if full else (8,)):
-        add(f"logitboost_{it}", "logitboost", logitboost(it, seed))
+    boosting = (2, 4, 8, 16, 32, 64) if full else (8,)
+    for it in boosting:
+        longest = max(boosting)
+        add(f"logitboost_{it}", "logitboost", logitboost(it, seed),
+            f"logitboost_{longest}" if it < longest else None, it if it < longest else 0)
     tree_grid = ([(c, a, sm) for c in ("gini", "entropy") for a in (0.0, 0.001) for sm in (False, True)] if full
                  else [("entropy", 0.001, True), ("gini", 0.0, False)])
     for criterion, alpha, smooth in tree_grid:

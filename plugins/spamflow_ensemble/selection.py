@@ -16,7 +16,7 @@ What the paper (section 4) runs in Weka, as a scikit-learn estimator:
 Folds are stratified; with ``groups`` (a registered domain or IP component per host) a
 group is never split between folds.  The tree-based families (boosted stumps, trees, bagged
 cost-sensitive trees, forests) see each feature cut into ``tree_bins`` quantile bins
-(:mod:`spamflow_ensemble.binning`).
+(:mod:`spamflow_ensemble.binning`; by default only on tables too large for exact splits).
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm import tqdm
 
-from spamflow_ensemble.binning import quantile_edges, to_bins
+from spamflow_ensemble.binning import bins_for, quantile_edges, to_bins
+from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble
 from spamflow_ensemble.fastauc import auc, auc_columns
-from spamflow_ensemble.library import ModelSpec, build_library
+from spamflow_ensemble.library import ModelSpec, boosting_prefix, build_library
 
 BINNED_FAMILIES = frozenset({"logitboost", "tree", "costtree", "forest"})
 """The families fitted on quantile bins of the features (``tree_bins``): every family whose
@@ -112,16 +113,19 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     trained on each group, and on all columns (group ``all``).  ``models`` replaces the
     library (a list of :class:`~spamflow_ensemble.library.ModelSpec`).  ``tree_bins``: the
     tree-based families see every feature cut into at most this many quantile bins of the
-    training hosts (0: raw values).  ``n_jobs``: processes for fitting, threads for scoring.  After ``fit``:
-    ``ensemble_`` lists ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold
-    AUC of each), ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC,
-    optimistic: it was selected on those predictions) are inspectable.
+    training hosts (0: raw values; ``"auto"``: raw values on small tables, 32 bins on large
+    ones, :func:`~spamflow_ensemble.binning.bins_for`; ``tree_bins_`` says which).
+    ``n_jobs``: processes for fitting, threads for scoring.  After ``fit``: ``ensemble_`` lists
+    ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold AUC of each),
+    ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC, optimistic:
+    it was selected on those predictions) are inspectable; :meth:`compiled` gives the
+    array form that scores hosts.
     """
 
     def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
                  models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
                  n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5,
-                 tree_bins: int = 32, random_state: int = 0, n_jobs: int = 1, progress: bool = False) -> None:
+                 tree_bins: int | str = "auto", random_state: int = 0, n_jobs: int = 1, progress: bool = False) -> None:
         self.library = library
         self.feature_groups = feature_groups
         self.models = models
@@ -165,14 +169,19 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
             raise ValueError(f"ensemble selection needs two classes, got {list(self.classes_)}")
         y01 = y01.astype(np.int64)
         self.n_features_in_ = X.shape[1]
-        self.bin_edges_ = quantile_edges(X, self.tree_bins) if self.tree_bins else None
+        self.tree_bins_ = bins_for(self.tree_bins, *X.shape)  # type: ignore[arg-type]
+        self.bin_edges_ = quantile_edges(X, self.tree_bins_) if self.tree_bins_ else None
         folds = make_folds(y01, None if groups is None else np.asarray(groups), self.n_folds, self.random_state)
         self.n_folds_used_ = len(folds)
         cands, specs = self._candidates(X.shape[1])
         self.candidates_ = cands
         inputs = self._inputs(X)
+        # a boosting prefix is cut from its longer model (same group), not fitted
+        index = {(c.group, spec.name): i for i, (c, spec) in enumerate(zip(cands, specs))}
+        prefix_of = {i: index[(c.group, spec.prefix_of)] for i, (c, spec) in enumerate(zip(cands, specs))
+                     if spec.prefix_of is not None and (c.group, spec.prefix_of) in index}
         # widest feature groups first: the costliest fits do not end up alone at the tail
-        tasks = sorted(((i, f) for i in range(len(cands)) for f in range(len(folds))),
+        tasks = sorted(((i, f) for i in range(len(cands)) if i not in prefix_of for f in range(len(folds))),
                        key=lambda task: -len(cands[task[0]].columns))
         jobs = (delayed(_fit_one)(specs[i].estimator, self._view(inputs, i, folds[f][0]), y01[folds[f][0]])
                 for i, f in tasks)
@@ -186,6 +195,10 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
             test = folds[f][1]
             oof[test, i] = spam_probability(model, self._view(inputs, i, test))
             fold_models[i][f] = model
+        for i, base in prefix_of.items():
+            for f, (_, test) in enumerate(folds):
+                fold_models[i][f] = boosting_prefix(fold_models[base][f], specs[i].stages)
+                oof[test, i] = spam_probability(fold_models[i][f], self._view(inputs, i, test))
         self.model_auc_ = auc_columns(y01, oof)
         self.weights_ = self._select(oof, y01)
         self.oof_score_ = oof @ self.weights_
@@ -264,12 +277,36 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         best = self._best_by(key)
         return dict(zip(best, self._many_scores(X, list(best.values()))))
 
+    def compiled(self, weights: dict[int, float] | None = None) -> CompiledEnsemble:
+        """The kept candidates in ``weights`` (default: the ensemble's), rewritten as arrays for
+        fast scoring (:mod:`spamflow_ensemble.compiled`); the ensemble's is built once."""
+        if weights is not None:
+            return compile_ensemble(self.candidates_, self.fold_models_, weights, BINNED_FAMILIES,
+                                    self.n_features_in_)
+        if getattr(self, "_compiled", None) is None:
+            chosen = {int(i): float(self.weights_[i]) for i in np.flatnonzero(self.weights_ > 0)}
+            self._compiled = self.compiled(chosen)
+        return self._compiled
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(super().__getstate__())
+        state.pop("_compiled", None)  # rebuilt on demand; a saved model holds the fitted models only
+        return state
+
+    def scores(self, X: Any, compiled: CompiledEnsemble | None = None) -> np.ndarray:
+        """The weighted sum of P(spam) over ``compiled`` (default: the ensemble)."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+        compiled = compiled or self.compiled()
+        binned = [c for c in compiled.trees + compiled.stumps if c.binned]
+        needs_bins = bool(binned) or any(self.candidates_[i].family in BINNED_FAMILIES for i, _ in compiled.other)
+        inputs = {False: X, True: to_bins(X, self.bin_edges_) if self.bin_edges_ is not None and needs_bins else X}
+        return compiled.score(lambda binned, columns: inputs[binned][:, list(columns)], X,
+                              lambda i: self._scores(inputs, i), self.n_jobs)
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        chosen = [int(i) for i in np.flatnonzero(self.weights_ > 0)]
-        p = np.zeros(len(X))
-        for i, scores in zip(chosen, self._many_scores(X, chosen)):
-            p += self.weights_[i] * scores
-        p = np.clip(p, 0.0, 1.0)
+        p = np.clip(self.scores(X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
