@@ -181,12 +181,14 @@ def test_train_score_evaluate_commands_on_a_csv_table(tmp_path):
         out = subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stdout + out.stderr
         return out.stdout
-    spamflow("train", *common, "--labels", str(tmp_path / "labels.csv"), *knobs, "-o", str(tmp_path / "m.skops"))
+    spamflow("train", *common, "--labels", str(tmp_path / "labels.csv"), *knobs, "--compress", "2",
+             "-o", str(tmp_path / "m.skops"))
     report = json.loads((tmp_path / "m.skops.json").read_text())
     assert report["labelled"] == n and report["group_by"] == "domain" and report["groups"] == n
     spamflow("score", *common, "-m", str(tmp_path / "m.skops"), "-o", str(tmp_path / "scores.parquet"))
     scores = pq.read_table(tmp_path / "scores.parquet").to_pylist()
     model = load_model(tmp_path / "m.skops")
+    assert model["estimator"].mimic_ is not None and model["train"]["compression_hosts"] == 2 * n
     X = np.column_stack([cols["signal"], cols["noise"]])
     assert np.allclose([r["score"] for r in scores], model["estimator"].predict_proba(X)[:, 1], rtol=0, atol=1e-12)
     out = spamflow("evaluate", *common, "--labels", str(tmp_path / "labels.csv"), *knobs, "--outer-folds", "2",

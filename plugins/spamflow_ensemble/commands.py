@@ -62,6 +62,9 @@ def _estimator_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--tree-bins", type=_tree_bins, default="auto",
                    help="tree-based models see each feature in at most this many quantile bins; 0: raw values; "
                         "auto: raw values up to 250,000 hosts x features, 32 bins above (default auto)")
+    e.add_argument("--compress", type=int, default=0, metavar="N",
+                   help="model compression: also train a fast mimic of the ensemble on its scores of the training "
+                        "hosts and N times as many synthetic (MUNGE) hosts, and score with it; 0: off (default)")
     e.add_argument("--jobs", type=int, default=1, help="parallel model fits, and threads when scoring (default 1)")
     e.add_argument("--seed", type=int, default=0)
 
@@ -149,6 +152,7 @@ def _estimator(args: argparse.Namespace, progress: bool = True) -> Any:
 
     return EnsembleSelection(library=args.library, n_folds=args.folds, n_init=args.init, n_iterations=args.iterations,
                              n_bags=args.bags, bag_fraction=args.bag_fraction, tree_bins=args.tree_bins,
+                             compress=args.compress,
                              random_state=args.seed,
                              n_jobs=args.jobs, progress=progress)
 

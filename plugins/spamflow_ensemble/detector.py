@@ -62,12 +62,9 @@ class ClassifyParams(DetectorParams):
     tree_bins: int | Literal["auto"] = "auto"
     """Tree-based models see each feature cut into at most this many quantile bins (0: raw values;
     ``auto``: raw values up to 250,000 hosts x features, 32 bins above)."""
-
-    @field_validator("tree_bins")
-    @classmethod
-    def _bins(cls, value: int | str) -> int | str:
-        bins_for(value, 1, 1)  # type: ignore[arg-type]  # refuses 1 and negative counts
-        return value
+    compress: int = Field(0, ge=0)
+    """Model compression: 0 scores with the ensemble itself; n > 0 trains a fast mimic on the
+    ensemble's scores of the training hosts and n times as many synthetic hosts, and scores with it."""
     group_by: Literal["domain+ip", "domain", "ip", "none"] = "domain+ip"
     threshold: float | None = Field(None, ge=0, le=1)
     """Score at or above which a host is labelled spam; default the best-F1 cut of the out-of-fold training scores."""
@@ -76,12 +73,19 @@ class ClassifyParams(DetectorParams):
     top_features: int = Field(5, ge=0)
     seed: int = 0
 
+    @field_validator("tree_bins")
+    @classmethod
+    def _bins(cls, value: int | str) -> int | str:
+        bins_for(value, 1, 1)  # type: ignore[arg-type]  # refuses 1 and negative counts
+        return value
+
 
 def estimator_from(params: ClassifyParams | Mapping, progress: bool = False) -> EnsembleSelection:
     p = params if isinstance(params, BaseModel) else ClassifyParams(**params)
     assert isinstance(p, ClassifyParams)
     return EnsembleSelection(library=p.library, n_folds=p.folds, n_init=p.init, n_iterations=p.iterations,
-                             n_bags=p.bags, bag_fraction=p.bag_fraction, tree_bins=p.tree_bins, random_state=p.seed,
+                             n_bags=p.bags, bag_fraction=p.bag_fraction, tree_bins=p.tree_bins,
+                             compress=p.compress, random_state=p.seed,
                              progress=progress)
 
 

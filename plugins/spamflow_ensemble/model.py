@@ -49,7 +49,8 @@ def train(table: FeatureTable, y: np.ndarray, groups: np.ndarray | None, estimat
         "threshold": float(threshold) if threshold is not None else f1_threshold(y, oof),
         "train": {"hosts": int(len(y)), "spam": int(y.sum()), "snapshots": sorted(set(table.snapshot)),
                   "oof_auc": float(auc(y, oof)), "dropped_features": dropped,
-                  "groups": None if groups is None else int(len(np.unique(groups)))},
+                  "groups": None if groups is None else int(len(np.unique(groups))),
+                  "compression_hosts": int(getattr(es, "mimic_hosts_", 0))},
     }
 
 

@@ -19,6 +19,7 @@ FORMAT = "spamflow-ensemble-model"
 FORMAT_VERSION = 1
 TRUSTED = frozenset({
     "numpy.dtype",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
     "sklearn.tree._tree.Tree",
     "spamflow_ensemble.library.signed_log",
     "spamflow_ensemble.selection.Candidate",

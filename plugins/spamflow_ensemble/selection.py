@@ -21,6 +21,7 @@ cost-sensitive trees, forests) see each feature cut into ``tree_bins`` quantile 
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ from tqdm import tqdm
 
 from spamflow_ensemble.binning import bins_for, quantile_edges, to_bins
 from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble
+from spamflow_ensemble.compression import fit_mimic
 from spamflow_ensemble.fastauc import auc, auc_columns
 from spamflow_ensemble.library import ModelSpec, boosting_prefix, build_library
 
@@ -119,13 +121,16 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     ``(model name, weight)``; ``candidates_``, ``model_auc_`` (out-of-fold AUC of each),
     ``oof_score_`` and ``oof_auc_`` (the ensemble's out-of-fold scores and AUC, optimistic:
     it was selected on those predictions) are inspectable; :meth:`compiled` gives the
-    array form that scores hosts.
+    array form that scores hosts.  ``compress`` > 0: also fit ``mimic_``, a fast regressor
+    trained on the ensemble's scores of the training hosts and ``compress`` times as many
+    synthetic ones (:mod:`spamflow_ensemble.compression`), and score with it.
     """
 
     def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
                  models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
                  n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5,
-                 tree_bins: int | str = "auto", random_state: int = 0, n_jobs: int = 1, progress: bool = False) -> None:
+                 tree_bins: int | str = "auto", compress: int = 0, random_state: int = 0, n_jobs: int = 1,
+                 progress: bool = False) -> None:
         self.library = library
         self.feature_groups = feature_groups
         self.models = models
@@ -135,6 +140,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.n_bags = n_bags
         self.bag_fraction = bag_fraction
         self.tree_bins = tree_bins
+        self.compress = compress
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.progress = progress
@@ -206,6 +212,12 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         keep = set(np.flatnonzero(self.weights_ > 0)) | set(self._best_by("family").values()) | set(
             self._best_by("group").values())
         self.fold_models_ = {int(i): fold_models[i] for i in sorted(keep)}
+        self.mimic_ = None
+        self.mimic_hosts_ = 0
+        if self.compress:
+            if self.progress:
+                print(f"model compression: labelling {self.compress}x{len(X):,} synthetic hosts", file=sys.stderr)
+            self.mimic_, self.mimic_hosts_ = fit_mimic(X, self.scores, self.compress, self.random_state)
         return self
 
     def _select(self, P: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -306,7 +318,16 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
                               lambda i: self._scores(inputs, i), self.n_jobs)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        p = np.clip(self.scores(X), 0.0, 1.0)
+        """The ensemble's spam probability; with ``compress``, its mimic's (:meth:`scores` gives
+        the ensemble's own)."""
+        mimic = getattr(self, "mimic_", None)
+        if mimic is not None:
+            X = np.asarray(X, dtype=np.float64)
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+            p = np.clip(mimic.predict(X), 0.0, 1.0)
+        else:
+            p = np.clip(self.scores(X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
