@@ -130,3 +130,13 @@ def test_fit_cuts_boosting_prefixes_instead_of_fitting_them():
     np.testing.assert_array_equal(es.weights_, plain.weights_)
     if i in es.fold_models_:
         np.testing.assert_allclose(es.candidate_scores(Xt, i), plain.candidate_scores(Xt, i), rtol=0, atol=0)
+
+
+def test_scoring_in_blocks_equals_scoring_at_once(monkeypatch):
+    import spamflow_ensemble.selection as selection
+
+    X, y, Xt = _data()
+    es = EnsembleSelection(library="fast", n_folds=3, n_bags=2, n_iterations=5, tree_bins=8).fit(X, y)
+    whole = es.scores(Xt)
+    monkeypatch.setattr(selection, "SCORE_BLOCK", 7)  # 200 hosts in 29 blocks, the last one short
+    np.testing.assert_array_equal(es.scores(Xt), whole)
