@@ -22,7 +22,7 @@ up to floating-point rounding (tests compare the two paths model by model):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,7 @@ class LinearPart:
         if not self.columns:
             return np.zeros(len(X))
         missing = np.isnan(X)
-        L = np.where(missing, 0.0, signed_log(np.where(missing, 0.0, X)))
+        L = signed_log(np.where(missing, 0.0, X))  # signed_log(0) = 0: a missing value adds nothing here
         basis = np.hstack([L, L * L, missing.astype(np.float64)])
         z = basis @ np.column_stack(self.columns) + np.asarray(self.intercepts)
         return expit(z) @ np.asarray(self.weights)
@@ -103,7 +103,8 @@ class StumpPart:
         return self.weight * expit(self.raw(X))
 
 
-def _spam_index(classes: Any) -> int | None:
+def spam_column(classes: Any) -> int | None:
+    """The position of the spam class (label 1) among ``classes``; None if absent."""
     classes = list(classes)
     return classes.index(1) if 1 in classes else None
 
@@ -196,12 +197,12 @@ def _trees(model: Any, weight: float) -> list[tuple[Any, np.ndarray, float, np.n
             leaf[: len(model.leaf_probability_)] = model.leaf_probability_
         return [(tree, leaf, weight, None)]
     if isinstance(model, DecisionTreeClassifier):
-        return [(model.tree_, _node_probability(model, _spam_index(model.classes_)), weight, None)]
+        return [(model.tree_, _node_probability(model, spam_column(model.classes_)), weight, None)]
     if isinstance(model, (RandomForestClassifier, BaggingClassifier)):
         members = model.estimators_
         if not all(isinstance(m, DecisionTreeClassifier) for m in members):
             return None
-        spam = _spam_index(model.classes_)  # members learn the encoded labels 0..k-1
+        spam = spam_column(model.classes_)  # members learn the encoded labels 0..k-1
         features = getattr(model, "estimators_features_", [None] * len(members))
         out = []
         for member, feats in zip(members, features):
@@ -250,11 +251,11 @@ def _stumps(model: Any, weight: float, columns: tuple[int, ...], binned: bool) -
         source, thresh, missing_left, lefts, rights = (np.array(c) for c in zip(*rows)) if rows else (
             np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool), np.zeros(0), np.zeros(0))
         part = StumpPart(source.astype(np.int64), thresh.astype(np.float64), missing_left.astype(bool),
-                         lefts.astype(np.float64), rights.astype(np.float64), 0.0, 1.0, binned, columns)
+                         lefts.astype(np.float64), rights.astype(np.float64), 0.0,
+                         weight / len(bagging.estimators_), binned, columns)
         # the initial log-odds: the model's own decision function on one row, less its stumps
         constant = float(boost.decision_function(imputer.transform(probe))[0]) - float(part.raw(probe)[0])
-        parts.append(StumpPart(part.source, part.threshold, part.missing_left, part.left, part.right,
-                               constant, weight / len(bagging.estimators_), binned, columns))
+        parts.append(replace(part, constant=constant))
     return parts
 
 
@@ -266,6 +267,7 @@ class CompiledEnsemble:
     trees: list[TreePart]
     stumps: list[StumpPart]
     other: list[tuple[int, float]]  # (candidate index, weight) scored by scikit-learn
+    candidates: list[int]  # every candidate index it scores
 
     def score(self, inputs: Inputs, X: np.ndarray, other_scores: Callable[[int], np.ndarray],
               n_jobs: int = 1) -> np.ndarray:
@@ -337,4 +339,4 @@ def compile_ensemble(candidates: list[Any], fold_models: dict[int, list[Any]], w
                     trees.append(TreePart(tree, leaf, weight, binned, cols))
             else:
                 stumps.extend(item)
-    return CompiledEnsemble(linear, trees, stumps, other)
+    return CompiledEnsemble(linear, trees, stumps, other, list(weights))

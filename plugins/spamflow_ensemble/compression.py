@@ -46,14 +46,13 @@ def munge(X: np.ndarray, size: int, rng: np.random.Generator, p: float = MUNGE_P
     # the nearest other host (an exact duplicate may come first: take column 1 unless it is the host itself)
     other = np.where(nearest[:, 0] == np.arange(len(X)), nearest[:, 1], nearest[:, 0])
     Y = X[other]
+    centre, spread = np.nan_to_num(Y), np.nan_to_num(np.abs(X - Y) / s)
+    either_missing = np.isnan(X) | np.isnan(Y)
     out = []
     for _ in range(size):
         moved = rng.random(X.shape) < p
-        spread = np.abs(X - Y) / s
-        drawn = rng.normal(np.nan_to_num(Y), np.nan_to_num(spread))
-        either_missing = np.isnan(X) | np.isnan(Y)
-        new = np.where(moved, np.where(either_missing, Y, drawn), X)
-        out.append(new)
+        drawn = rng.normal(centre, spread)
+        out.append(np.where(moved, np.where(either_missing, Y, drawn), X))
     return np.vstack(out) if out else np.empty((0, X.shape[1]))
 
 

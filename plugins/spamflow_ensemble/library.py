@@ -153,8 +153,8 @@ def build_library(library: Library, n_features: int, random_state: int = 0) -> l
     if library not in ("full", "fast"):
         raise ValueError(f"library must be 'full' or 'fast', not {library!r}")
     boosting = (2, 4, 8, 16, 32, 64) if full else (8,)
+    longest = max(boosting)
     for it in boosting:
-        longest = max(boosting)
         add(f"logitboost_{it}", "logitboost", logitboost(it, seed),
             f"logitboost_{longest}" if it < longest else None, it if it < longest else 0)
     tree_grid = ([(c, a, sm) for c in ("gini", "entropy") for a in (0.0, 0.001) for sm in (False, True)] if full

@@ -34,7 +34,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm import tqdm
 
 from spamflow_ensemble.binning import bins_for, quantile_edges, to_bins
-from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble
+from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble, spam_column
 from spamflow_ensemble.compression import fit_mimic
 from spamflow_ensemble.fastauc import auc, auc_columns
 from spamflow_ensemble.library import ModelSpec, boosting_prefix, build_library
@@ -60,11 +60,10 @@ class Candidate:
 
 def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
     """P(class 1) from a fitted classifier, also when its training data held one class only."""
-    proba = model.predict_proba(X)
-    classes = list(model.classes_)
-    if 1 in classes:
-        return np.asarray(proba[:, classes.index(1)], dtype=np.float64)
-    return np.zeros(len(X))
+    spam = spam_column(model.classes_)
+    if spam is None:
+        return np.zeros(len(X))
+    return np.asarray(model.predict_proba(X)[:, spam], dtype=np.float64)
 
 
 def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
@@ -218,6 +217,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.fold_models_ = {int(i): fold_models[i] for i in sorted(keep)}
         self.mimic_ = None
         self.mimic_hosts_ = 0
+        if self.compress < 0:
+            raise ValueError(f"compress must be 0 (off) or a number of MUNGE passes, not {self.compress}")
         if self.compress:
             if self.progress:
                 print(f"model compression: labelling {self.compress}x{len(X):,} synthetic hosts", file=sys.stderr)
@@ -273,12 +274,17 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         view = self._view(inputs, index)
         return np.mean([spam_probability(m, view) for m in self.fold_models_[index]], axis=0)
 
-    def _many_scores(self, X: Any, indices: list[int]) -> list[np.ndarray]:
-        """Scores of several kept candidates, ``n_jobs`` at a time in threads (tree
-        prediction releases the GIL)."""
+    def _features(self, X: Any) -> np.ndarray:
+        """``X`` as float64, refused unless it has the fitted number of features."""
         X = np.asarray(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+        return X
+
+    def _many_scores(self, X: Any, indices: list[int]) -> list[np.ndarray]:
+        """Scores of several kept candidates, ``n_jobs`` at a time in threads (tree
+        prediction releases the GIL)."""
+        X = self._features(X)
         inputs = self._inputs(X, indices)
         return list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(self._scores)(inputs, i) for i in indices))
@@ -312,9 +318,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     def scores(self, X: Any, compiled: CompiledEnsemble | None = None) -> np.ndarray:
         """The weighted sum of P(spam) over ``compiled`` (default: the ensemble), in blocks of
         :data:`SCORE_BLOCK` hosts (bounded memory; the trees' input stays in cache)."""
-        X = np.asarray(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
+        X = self._features(X)
         compiled = compiled or self.compiled()
         if len(X) > SCORE_BLOCK:
             return np.concatenate([self._block_scores(X[start:start + SCORE_BLOCK], compiled)
@@ -322,9 +326,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         return self._block_scores(X, compiled)
 
     def _block_scores(self, X: np.ndarray, compiled: CompiledEnsemble) -> np.ndarray:
-        binned = [c for c in compiled.trees + compiled.stumps if c.binned]
-        needs_bins = bool(binned) or any(self.candidates_[i].family in BINNED_FAMILIES for i, _ in compiled.other)
-        inputs = {False: X, True: to_bins(X, self.bin_edges_) if self.bin_edges_ is not None and needs_bins else X}
+        inputs = self._inputs(X, compiled.candidates)
         return compiled.score(lambda binned, columns: inputs[binned][:, list(columns)], X,
                               lambda i: self._scores(inputs, i), self.n_jobs)
 
@@ -333,10 +335,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         the ensemble's own)."""
         mimic = getattr(self, "mimic_", None)
         if mimic is not None:
-            X = np.asarray(X, dtype=np.float64)
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, the ensemble was fitted on {self.n_features_in_}")
-            p = np.clip(mimic.predict(X), 0.0, 1.0)
+            p = np.clip(mimic.predict(self._features(X)), 0.0, 1.0)
         else:
             p = np.clip(self.scores(X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
