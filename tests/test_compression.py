@@ -3,12 +3,17 @@ neighbour, and the mimic against the ensemble it compresses (ranking, AUC, reloa
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 from scipy.stats import spearmanr
 from sklearn.datasets import make_classification
 from sklearn.metrics import roc_auc_score
 
 from spamflow_ensemble.compression import munge
+from spamflow_ensemble.detector import ClassifyParams
 from spamflow_ensemble.model import train
 from spamflow_ensemble.persist import load_model, save_model
 from spamflow_ensemble.selection import EnsembleSelection
@@ -62,3 +67,15 @@ def test_mimic_ranks_like_the_ensemble_and_reloads(tmp_path):
     again = load_model(save_model(tmp_path / "m.skops", bundle))
     assert np.array_equal(again["estimator"].predict_proba(X[test_rows]),
                           bundle["estimator"].predict_proba(X[test_rows]))
+
+
+def test_negative_compression_is_refused_everywhere(tmp_path):
+    X, y = make_classification(n_samples=120, n_features=4, random_state=1)
+    with pytest.raises(ValueError, match="compress must be 0"):
+        EnsembleSelection(n_folds=2, n_bags=1, n_iterations=2, compress=-1).fit(X, y)
+    with pytest.raises(ValueError, match="compress"):
+        ClassifyParams(compress=-1)
+    for flag in (["train", "--compress", "-2"], ["score", "-m", "m.skops", "-o", "s.parquet", "--top-features", "-1"]):
+        out = subprocess.run([sys.executable, "-m", "spamflow.cli", *flag], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=120)
+        assert out.returncode == 2 and "expected a whole number >= 0" in out.stderr, out.stderr

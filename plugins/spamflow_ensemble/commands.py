@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spamflow.atomic import atomic_path, write_text_atomic
 from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
 from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
 from spamflow_ensemble.tables import FeatureTable, merge_tables, read_table
@@ -51,6 +52,13 @@ def _tree_bins(text: str) -> int | str:
     return value
 
 
+def _count(text: str) -> int:
+    """A non-negative integer argument."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, not {text!r}")
+    return int(text)
+
+
 def _estimator_args(p: argparse.ArgumentParser) -> None:
     e = p.add_argument_group("ensemble")
     e.add_argument("--library", choices=["fast", "full"], default="fast", help="model library (default fast)")
@@ -62,7 +70,7 @@ def _estimator_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--tree-bins", type=_tree_bins, default="auto",
                    help="tree-based models see each feature in at most this many quantile bins; 0: raw values; "
                         "auto: raw values up to 250,000 hosts x features, 32 bins above (default auto)")
-    e.add_argument("--compress", type=int, default=0, metavar="N",
+    e.add_argument("--compress", type=_count, default=0, metavar="N",
                    help="model compression: also train a fast mimic of the ensemble on its scores of the training "
                         "hosts and N times as many synthetic (MUNGE) hosts, and score with it; 0: off (default)")
     e.add_argument("--jobs", type=int, default=1, help="parallel model fits, and threads when scoring (default 1)")
@@ -85,9 +93,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--out", required=True,
                    help="scores to write (.parquet): snapshot, host, score, label, evidence (JSON, as the classify "
                         "stage's scores.parquet)")
-    s.add_argument("--explain-hosts", type=int, default=1000,
+    s.add_argument("--explain-hosts", type=_count, default=1000,
                    help="the highest-scored hosts whose most influential features are in evidence (default 1000)")
-    s.add_argument("--top-features", type=int, default=5, help="features per explained host (default 5)")
+    s.add_argument("--top-features", type=_count, default=5, help="features per explained host (default 5)")
     s.set_defaults(handler=run_score)
     v = subparsers.add_parser("evaluate", help="grouped cross-validation of the ensemble vs a random forest",
                               description="Outer grouped cross-validation (or train on one snapshot, test on the "
@@ -172,7 +180,7 @@ def run_train(args: argparse.Namespace) -> int:
     report = {"model": str(out), "source": source, **info, "train": bundle["train"], "threshold": bundle["threshold"],
               "ensemble": [{"model": m, "weight": round(w, 6)} for m, w in es.ensemble_],
               "seconds": round(time.time() - started, 1)}
-    Path(str(out) + ".json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_text_atomic(str(out) + ".json", json.dumps(report, indent=1) + "\n")
     print(f"trained on {info['labelled']} hosts ({int(y.sum())} spam, {info['groups']} groups by {info['group_by']}); "
           f"out-of-fold AUC {bundle['train']['oof_auc']:.3f}; {len(es.ensemble_)} models chosen")
     print(json.dumps({"model": str(out), "report": str(out) + ".json"}))
@@ -196,8 +204,8 @@ def run_score(args: argparse.Namespace) -> int:
     out = pa.table({"snapshot": table.snapshot, "host": table.host, "score": scores,
                     "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores],
                     "evidence": evidence})
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(out, args.out)
+    with atomic_path(args.out) as tmp:
+        pq.write_table(out, tmp)
     if missing:
         print(f"warning: {len(missing)} features of the model are absent from {source} and count as missing: "
               f"{missing[:5]}{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
@@ -237,6 +245,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "evaluation.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        write_text_atomic(out / "evaluation.json", json.dumps(summary, indent=1) + "\n")
         print(json.dumps({"evaluation": str(out / "evaluation.json")}))
     return 0

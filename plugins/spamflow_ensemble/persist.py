@@ -13,6 +13,7 @@ from typing import Any
 
 import skops.io as sio
 
+from spamflow.atomic import atomic_path
 from spamflow.errors import BadInputError
 
 FORMAT = "spamflow-ensemble-model"
@@ -32,10 +33,8 @@ TRUSTED = frozenset({
 def save_model(path: str | Path, model: dict[str, Any]) -> Path:
     """Write ``model`` (a dict with at least ``estimator``, ``features``) atomically."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    sio.dump({"format": FORMAT, "format_version": FORMAT_VERSION, **model}, tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        sio.dump({"format": FORMAT, "format_version": FORMAT_VERSION, **model}, tmp)
     return path
 
 
