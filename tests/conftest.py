@@ -41,6 +41,31 @@ def demo_once(tmp_path_factory) -> dict:
     return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text())}
 
 
+def assert_close(a, b, atol: float = 1e-12, where: str = "") -> None:
+    """Equal JSON-like values (dicts, lists, strings, numbers) or Arrow tables, floats within
+    ``atol``: results that went through BLAS, threads or another block size are compared to a
+    stated tolerance, never bit for bit."""
+    import math
+
+    if hasattr(a, "to_pylist") and hasattr(b, "to_pylist"):
+        assert a.schema == b.schema, where
+        a, b = a.to_pylist(), b.to_pylist()
+    if isinstance(a, float) or isinstance(b, float):
+        assert isinstance(a, int | float) and isinstance(b, int | float), f"{where}: {a!r} != {b!r}"
+        assert (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=0, abs_tol=atol), \
+            f"{where}: {a!r} != {b!r} (atol {atol})"
+    elif isinstance(a, dict) and isinstance(b, dict):
+        assert sorted(a) == sorted(b), f"{where}: keys {sorted(a)} != {sorted(b)}"
+        for key in a:
+            assert_close(a[key], b[key], atol, f"{where}.{key}")
+    elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        assert len(a) == len(b), f"{where}: {len(a)} != {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_close(x, y, atol, f"{where}[{i}]")
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
 def spamflow_exe() -> str:
     exe = shutil.which("spamflow") or str(Path(sys.executable).parent / "spamflow")
     return exe
