@@ -4,6 +4,9 @@ algebra (the Google matrix of Eom et al. written out), networkx, and hand-worked
 from __future__ import annotations
 
 import gzip
+import io
+import zipfile
+from collections.abc import Iterable
 
 import networkx as nx
 import numpy as np
@@ -12,6 +15,7 @@ import scipy.sparse as sp
 
 from spamflow_links.hostgraph import graph_from_edges
 from spamflow_links.ranks import cheirank, kappa, pagerank, rank_index, truncated_pagerank, trustrank, two_d_rank
+from spamflow_links.static_features import static_features
 
 from conftest import shared_data
 
@@ -111,21 +115,25 @@ def test_kappa_is_zero_for_uniform_and_positive_when_correlated():
     assert kappa(p, p) == pytest.approx(n * (p * p).sum() - 1) and kappa(p, p) > 0
 
 
-def _read_pajek(path) -> tuple[int, list[tuple[int, int]]]:
+def _read_pajek_lines(lines: Iterable[str]) -> tuple[int, list[tuple[int, int]]]:
     n, edges, arcs = 0, [], False
-    with gzip.open(path, "rt", encoding="latin-1") as fh:
-        for line in fh:
-            low = line.strip().lower()
-            if low.startswith("*vertices"):
-                n = int(low.split()[1])
-            elif low.startswith("*arcs"):
-                arcs = True
-            elif low.startswith("*"):
-                arcs = False
-            elif arcs and low:
-                u, v = low.split()[:2]
-                edges.append((int(u) - 1, int(v) - 1))
+    for line in lines:
+        low = line.strip().lower()
+        if low.startswith("*vertices"):
+            n = int(low.split()[1])
+        elif low.startswith("*arcs"):
+            arcs = True
+        elif low.startswith("*"):
+            arcs = False
+        elif arcs and low:
+            u, v = low.split()[:2]
+            edges.append((int(u) - 1, int(v) - 1))
     return n, edges
+
+
+def _read_pajek(path) -> tuple[int, list[tuple[int, int]]]:
+    with gzip.open(path, "rt", encoding="latin-1") as fh:
+        return _read_pajek_lines(fh)
 
 
 def test_real_web_graph_ranks_agree_with_networkx():
@@ -138,7 +146,6 @@ def test_real_web_graph_ranks_agree_with_networkx():
         theirs = nx.pagerank(g_nx, alpha=0.85, tol=1e-12)
         # networkx stops when its L1 step is below n * tol; its remaining error is of that order
         assert np.abs(ours - np.array([theirs[i] for i in range(n)])).sum() < 1e-7
-    from spamflow_links.static_features import static_features
     f = static_features(a, exact_max_nodes=10000)
     assert np.array_equal(f["indegree"], np.array([g.in_degree(i) for i in range(n)]))
     assert all(np.isfinite(f[c]).any() for c in f if c not in ("trustrank", "trustrank_over_pagerank"))
@@ -158,3 +165,159 @@ def test_rank_density_counts_nodes_in_log_cells():
         j = min(int(np.searchsorted(edges, b, side="right")) - 1, 9)
         expected[i, j] += 1 / n
     assert np.allclose(density, expected)
+
+
+# --- Link counts: the ranks walk the 0/1 host graph unless rank_weights: counts ---
+
+ALPHA = 0.85
+HAND_LINKS = {(0, 1): 3, (0, 2): 1, (1, 0): 1, (2, 0): 1}
+"""Page links between hosts 0..3: host 0 links to host 1 from three pages and to host 2 from one;
+1 and 2 link back; host 3 has no links at all (a dangling node)."""
+
+
+def hand_graph() -> sp.csr_matrix:
+    rows, cols = zip(*HAND_LINKS)
+    return sp.csr_matrix((list(HAND_LINKS.values()), (rows, cols)), shape=(4, 4), dtype=np.float64)
+
+
+def hand_ranks(share_of_1: float) -> dict[str, np.ndarray]:
+    """PageRank, CheiRank and TrustRank (seed: host 1) of the hand graph worked out on paper, for
+    alpha = 0.85, when host 0's walk goes to host 1 with probability ``share_of_1`` (0/1 graph:
+    1/2; link counts: 3/4) and to host 2 otherwise.
+
+    PageRank: the dangling host 3 spreads its mass uniformly, so every host gets the same base
+    c = (1 - a)/4 + a p3/4, and host 3 gets nothing else: p3 = c, hence c = (1 - a)/(4 - a).
+    Then p0 = c + a (p1 + p2) and p1 + p2 = 2c + a p0, so p0 = c (1 + 2a)/(1 - a^2),
+    p1 = c + a s p0, p2 = c + a (1 - s) p0.
+    CheiRank (the reversed graph): 1 and 2 each link only to 0, 0 links once to each, and 3 is
+    still dangling, so it is the PageRank above with s = 1/2 whatever the link counts.
+    TrustRank: jumps and dangling mass go to host 1, which host 3 never reaches: t3 = 0,
+    t0 = a (t1 + t2) = a (1 - t0), so t0 = a/(1 + a), t1 = (1 - a) + a s t0, t2 = a (1 - s) t0."""
+    a = ALPHA
+
+    def pagerank_of(s: float) -> np.ndarray:
+        c = (1 - a) / (4 - a)
+        p0 = c * (1 + 2 * a) / (1 - a * a)
+        return np.array([p0, c + a * s * p0, c + a * (1 - s) * p0, c])
+
+    t0 = a / (1 + a)
+    trust = np.array([t0, (1 - a) + a * share_of_1 * t0, a * (1 - share_of_1) * t0, 0.0])
+    return {"pagerank": pagerank_of(share_of_1), "cheirank": pagerank_of(0.5), "trustrank": trust}
+
+
+RANK_COLUMNS = ("pagerank", "cheirank", "trustrank")
+HAND_SEEDS = np.array([False, True, False, False])
+
+
+def test_ranks_ignore_link_counts_by_default_on_a_hand_built_graph():
+    binary, counts = hand_ranks(1 / 2), hand_ranks(3 / 4)
+    for expected in (binary, counts):
+        assert all(v.sum() == pytest.approx(1.0, abs=1e-12) for v in expected.values())
+    default = static_features(hand_graph(), trust_seeds=HAND_SEEDS, tol=1e-14)
+    for name in RANK_COLUMNS:
+        assert np.allclose(default[name], binary[name], rtol=0, atol=1e-12), name
+    weighted = static_features(hand_graph(), trust_seeds=HAND_SEEDS, tol=1e-14, rank_weights="counts")
+    for name in RANK_COLUMNS:
+        assert np.allclose(weighted[name], counts[name], rtol=0, atol=1e-12), name
+    assert abs(default["pagerank"][1] - weighted["pagerank"][1]) > 0.09  # the counts do move the walk
+    # by default not one feature depends on how many page links a host edge stands for
+    pattern = hand_graph()
+    pattern.data[:] = 1.0
+    same = static_features(pattern, trust_seeds=HAND_SEEDS, tol=1e-14)
+    for name, values in default.items():
+        assert np.array_equal(values, same[name], equal_nan=True), name
+    with pytest.raises(ValueError, match="rank_weights"):
+        static_features(hand_graph(), rank_weights="pages")  # type: ignore[arg-type]
+
+
+def test_the_links_stage_ranks_the_host_graph_as_configured(tmp_path):
+    """The hand graph as a page table (host a = 0 ... d = 3) through the links detector."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pydantic import ValidationError
+
+    from spamflow.detector import RunSettings, StageContext, StageOutputs
+    from spamflow_links.detector import LinkFeatures
+    from spamflow_links.params import LinksParams
+
+    hosts = ["a.example", "b.example", "c.example", "d.example"]
+    pages = []  # host 0's three links to host 1 are on three different pages
+    for (src, dst), count in HAND_LINKS.items():
+        for page in range(count):
+            pages.append((f"{hosts[src]}", f"http://{hosts[src]}/{dst}-{page}", [f"http://{hosts[dst]}/x"]))
+    pages.append(("d.example", "http://d.example/", []))
+    link = pa.struct([("url", pa.string()), ("anchor", pa.string()), ("nofollow", pa.bool_())])
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    pq.write_table(pa.table({
+        "snapshot": ["2026-01"] * len(pages), "url": [p[1] for p in pages], "host": [p[0] for p in pages],
+        "domain": [p[0] for p in pages], "words": pa.array([["w"]] * len(pages), pa.list_(pa.string())),
+        "links": pa.array([[{"url": u, "anchor": "", "nofollow": False} for u in p[2]] for p in pages],
+                          pa.list_(link))}), folder / "part-00000.parquet")
+    parse = StageOutputs("parse", tmp_path, {"pages": folder}, {})
+    settings = RunSettings(progress=False)
+    for rank_weights, share in ((None, 1 / 2), ("counts", 3 / 4)):  # None: the default, binary
+        chosen = {} if rank_weights is None else {"rank_weights": rank_weights}
+        params = LinksParams(tol=1e-14, trust_seeds=["b.example"], **chosen)
+        outdir = tmp_path / str(rank_weights)
+        outdir.mkdir()
+        LinkFeatures().run(StageContext(params, {"parse": parse}, outdir, settings))
+        table = pq.read_table(outdir / "hosts.parquet").to_pydict()
+        assert table["host"] == hosts
+        for name, expected in hand_ranks(share).items():
+            assert np.allclose(table[name], expected, rtol=0, atol=1e-12), (rank_weights, name)
+    with pytest.raises(ValidationError, match="rank_weights"):
+        LinksParams(rank_weights="pages")
+
+
+def _read_polblogs() -> tuple[int, list[tuple[int, int]]]:
+    """Adamic & Glance's political blogs (Pajek, 1-based arcs; the file's partition section
+    after the arcs is skipped)."""
+    path = shared_data("web-graphs-small", "polblogs-2005.paj.zip")
+    with zipfile.ZipFile(path) as archive, archive.open("polBlogs.paj") as raw:
+        return _read_pajek_lines(io.TextIOWrapper(raw, encoding="latin-1"))
+
+
+def test_real_blog_graph_with_repeated_links_ranks_like_networkx():
+    """polblogs-2005 (1,490 blogs, 19,090 arcs; 65 blog pairs already linked twice) with more
+    links added between every tenth pair: by default PageRank, CheiRank and TrustRank equal
+    networkx on the simple DiGraph (multiplicity ignored); with rank_weights: counts they equal
+    networkx with weight = link count. Dangling blogs (no out-links) spread their mass
+    uniformly, and to the seeds for TrustRank, in both: networkx's dangling=None."""
+    n, arcs = _read_polblogs()
+    assert n == 1490 and len(arcs) == 19090
+    arcs = [(u, v) for u, v in arcs if u != v]  # the host graph has no self-links
+    pairs = sorted(set(arcs))
+    extra = [pair for i, pair in enumerate(pairs) if i % 10 == 0 for _ in range(1 + (i // 10) % 5)]
+    multi = arcs + extra
+    src, dst = np.array(multi).T
+    a = sp.csr_matrix((np.ones(len(multi)), (src, dst)), shape=(n, n))
+    a.sum_duplicates()  # entry = number of links, as the host graph stores it
+    assert a.nnz == len(pairs) and a.data.sum() == len(multi) and (a.data > 1).sum() > 1900  # 2 to 7 links
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    coo = a.tocoo()
+    g.add_weighted_edges_from(zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()), weight="count")
+    assert g.number_of_edges() == len(pairs)
+    dangling = sum(1 for v in g if g.out_degree(v) == 0)
+    assert dangling > 400  # the dangling convention matters here
+    seeds = np.zeros(n, dtype=bool)
+    seeds[::75] = True
+    features = {}
+    for label, weight in (("default", None), ("counts", "count")):
+        features[label] = (static_features(a, trust_seeds=seeds, tol=1e-12) if label == "default" else
+                           static_features(a, trust_seeds=seeds, tol=1e-12, rank_weights="counts"))
+        theirs = {
+            "pagerank": nx.pagerank(g, alpha=0.85, tol=1e-13, max_iter=1000, weight=weight),
+            "cheirank": nx.pagerank(g.reverse(), alpha=0.85, tol=1e-13, max_iter=1000, weight=weight),
+            "trustrank": nx.pagerank(g, alpha=0.85, tol=1e-13, max_iter=1000, weight=weight,
+                                     personalization={int(i): 1.0 for i in np.flatnonzero(seeds)}),
+        }
+        for name in RANK_COLUMNS:
+            # networkx stops when its L1 step is below n * tol = 1.5e-10, so it is within
+            # about alpha / (1 - alpha) times that (~1e-9) of the fixed point; ours is closer
+            distance = np.abs(features[label][name] - np.array([theirs[name][i] for i in range(n)])).sum()
+            assert distance < 1e-8, (label, name, distance)
+    for name in RANK_COLUMNS:  # the two variants really differ on this graph
+        assert np.abs(features["default"][name] - features["counts"][name]).sum() > 1e-3, name

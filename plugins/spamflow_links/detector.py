@@ -49,7 +49,7 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool) -> tuple
 
 class LinkFeatures(Detector):
     name = "links"
-    version = "1"
+    version = "2"  # 2: the ranks walk the 0/1 host graph, as documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
                    "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank and change(u) "
                    "between consecutive snapshots.")
@@ -85,7 +85,7 @@ class LinkFeatures(Detector):
                 counts[key] = counts.get(key, 0) + value
             f = static_features(g.adjacency, alpha=params.alpha, tol=params.tol, trust_seeds=seeds,
                                 exact_max_nodes=params.exact_max_nodes, hll_log2_registers=params.hll_log2_registers,
-                                seed=params.seed, progress=progress)
+                                seed=params.seed, progress=progress, rank_weights=params.rank_weights)
             rows = np.flatnonzero(g.crawled)
             static_tables.append(feature_table(
                 {"snapshot": pa.array([g.snapshot] * len(rows), pa.string()),

@@ -15,6 +15,10 @@ class LinksParams(DetectorParams):
     nofollow: bool = Field(True, description="count rel=nofollow links as edges")
     alpha: float = Field(0.85, gt=0.0, lt=1.0, description=(
         "damping factor of PageRank, CheiRank, TrustRank and truncated PageRank (Eom et al.: 0.85)"))
+    rank_weights: Literal["binary", "counts"] = Field("binary", description=(
+        "edges that PageRank, CheiRank, TrustRank and truncated PageRank walk: binary = the 0/1 host graph "
+        "(Eom et al.'s A_ij = 1; a host linking to b from 50 pages counts once), counts = weighted by page-link "
+        "counts"))
     tol: float = Field(1e-10, gt=0.0, description="power iteration stops when the L1 change is below tol")
     trust_seeds: list[str] = Field(
         default_factory=list, description="known-good hosts (or domains) TrustRank starts from; empty: no trustrank")

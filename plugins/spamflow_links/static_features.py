@@ -5,6 +5,8 @@ et al., named as in WEBSPAM-UK2007's ``link_based_features``, host level so with
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -35,15 +37,28 @@ def neighbour_mean_var(rows: sp.csr_matrix, values: np.ndarray) -> tuple[np.ndar
     return mean, var
 
 
+def rank_matrix(adjacency: sp.spmatrix, rank_weights: Literal["binary", "counts"]) -> sp.csr_matrix:
+    """The matrix the PageRank-type walks use: the 0/1 pattern (binary, the documented default,
+    so 50 links from one host to another weigh as much as one) or the link counts as given."""
+    if rank_weights not in ("binary", "counts"):
+        raise ValueError(f"rank_weights must be 'binary' or 'counts', not {rank_weights!r}")
+    a = sp.csr_matrix(adjacency, dtype=np.float64, copy=True)
+    a.eliminate_zeros()
+    if rank_weights == "binary":
+        a.data[:] = 1.0
+    return a
+
+
 def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float = 1e-10,
                     trust_seeds: np.ndarray | None = None, exact_max_nodes: int = 5000,
-                    hll_log2_registers: int = 7, seed: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
-    """Every static feature of every node of the graph (self-links must already be gone)."""
-    a = sp.csr_matrix(adjacency, dtype=np.float64)
-    b = a.copy()
-    b.data[:] = 1.0
+                    hll_log2_registers: int = 7, seed: int = 0, progress: bool = False,
+                    rank_weights: Literal["binary", "counts"] = "binary") -> dict[str, np.ndarray]:
+    """Every static feature of every node of the graph (self-links must already be gone).
+    Degrees and neighbourhoods use the 0/1 pattern; ranks use ``rank_matrix(rank_weights)``."""
+    walk = rank_matrix(adjacency, rank_weights)
+    b = rank_matrix(adjacency, "binary")
     bt = sp.csr_matrix(b.T)
-    n = a.shape[0]
+    n = b.shape[0]
     f: dict[str, np.ndarray] = {}
     outdeg = np.diff(b.indptr).astype(np.float64)
     indeg = np.diff(bt.indptr).astype(np.float64)
@@ -54,15 +69,15 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     f["avgout_of_in"] = ratio(bt @ outdeg, indeg)
     degree = indeg + outdeg
     f["assortativity"] = ratio(degree, ratio(b @ degree + bt @ degree, degree))
-    pr = pagerank(a, alpha, tol=tol)
+    pr = pagerank(walk, alpha, tol=tol)
     f["pagerank"] = pr
     _, f["prsigma"] = neighbour_mean_var(bt, pr)
     f["prsigma"] = np.sqrt(f["prsigma"])
     if trust_seeds is not None and np.any(trust_seeds):
-        f["trustrank"] = trustrank(a, trust_seeds, alpha, tol=tol)
+        f["trustrank"] = trustrank(walk, trust_seeds, alpha, tol=tol)
     else:
         f["trustrank"] = np.full(n, np.nan)
-    for t, values in truncated_pagerank(a, 4, alpha, tol=tol, pr=pr).items():
+    for t, values in truncated_pagerank(walk, 4, alpha, tol=tol, pr=pr).items():
         f[f"truncatedpagerank_{t}"] = values
     if n <= exact_max_nodes:
         support = {k: v.astype(np.float64) for k, v in supporters_exact(b, 4).items()}
@@ -71,7 +86,7 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
         support[1] = indeg
     for k in (2, 3, 4):
         f[f"neighbors_{k}"] = support[k]
-    chei = cheirank(a, alpha, tol=tol)
+    chei = cheirank(walk, alpha, tol=tol)
     f["cheirank"] = chei
     k_pr, k_chei = rank_index(pr), rank_index(chei)
     f["pagerank_index"], f["cheirank_index"] = k_pr.astype(np.float64), k_chei.astype(np.float64)
