@@ -8,12 +8,91 @@ requires and a temporary output directory, and publishes that directory atomical
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationInfo
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """Marks a ``str`` parameter as a file the stage reads: ``Annotated[str, InputFile()]``
+    (or :data:`InputPath`), also inside ``list[...]`` or ``... | None``.
+
+    Why: the file's *content* then belongs to the stage's identity (the planner hashes it), so an
+    edited file redoes the stage and an unchanged one does not.  Validating a config resolves a
+    relative path against the config file's folder and refuses a missing file, naming the key.
+    ``keep`` lists values that name no file (``labels: demo``): they pass unchanged.
+    """
+
+    keep: tuple[str, ...] = ()
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.with_info_after_validator_function(self.resolve, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(schema), "format": "file-path"}  # as pydantic's FilePath: ``spamflow detectors`` shows it
+
+    def resolve(self, value: str, info: ValidationInfo) -> str:
+        """Absolute path against ``config_dir`` of the validation context (the config's folder);
+        without that context (a stage re-reading its planned parameters) the value is kept."""
+        base = (info.context or {}).get("config_dir")
+        if value in self.keep or base is None:
+            return value
+        path = Path(value).expanduser()
+        path = (path if path.is_absolute() else Path(base) / path).resolve()
+        if not path.exists():
+            raise ValueError(f"input file {value!r} not found (looked for {path})")
+        if not path.is_file():
+            raise ValueError(f"input file {value!r} is not a file ({path})")
+        return str(path)
+
+
+InputPath = Annotated[str, InputFile()]
+"""A parameter naming one input file (see :class:`InputFile`)."""
+
+
+def marked_input_files(params: BaseModel) -> dict[str, Path]:
+    """Every value of ``params`` typed with an :class:`InputFile` marker, by key (``labels``,
+    ``dictionary.1``): the default of :meth:`Stage.input_files`."""
+    found: dict[str, Path] = {}
+    for name, info in type(params).model_fields.items():
+        annotation = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        for key, value in _marked(annotation, getattr(params, name), name):
+            found[key] = Path(value)
+    return found
+
+
+def _marked(annotation: Any, value: Any, key: str) -> Iterator[tuple[str, str]]:
+    """(key, value) for each string of ``value`` that ``annotation`` marks as an input file."""
+    if value is None:
+        return
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        marker = next((m for m in annotation.__metadata__ if isinstance(m, InputFile)), None)
+        if marker is not None and isinstance(value, str):
+            if value not in marker.keep:
+                yield key, value
+            return
+        yield from _marked(typing.get_args(annotation)[0], value, key)
+    elif origin is typing.Union or origin is types.UnionType:
+        seen: set[str] = set()
+        for arm in typing.get_args(annotation):
+            for hit in _marked(arm, value, key):
+                if hit[0] not in seen:
+                    seen.add(hit[0])
+                    yield hit
+    elif origin in (list, tuple) and isinstance(value, (list, tuple)):
+        args = typing.get_args(annotation)
+        for i, item in enumerate(value):
+            yield from _marked(args[0] if args else Any, item, f"{key}.{i}")
 
 
 class DetectorParams(BaseModel):
@@ -84,6 +163,17 @@ class Stage:
     """Stages whose outputs ``run`` reads: ``parse`` or names of other detectors."""
     uses_mapreduce: ClassVar[bool] = False
     """True if ``run`` starts mrjob jobs: the configured runner is then checked at validation."""
+
+    @classmethod
+    def input_files(cls, params: BaseModel) -> dict[str, Path]:
+        """The files ``run`` reads, by a key for messages (e.g. ``labels``, ``dictionary.0``).
+
+        Their content (SHA-256) is part of the stage's signature: an edited file redoes the stage,
+        a touched one does not.  The default is every parameter typed :data:`InputPath` /
+        :class:`InputFile`; override for files named otherwise (``package:`` resources, files
+        named inside an expression).
+        """
+        return marked_input_files(params)
 
     @classmethod
     def upstream(cls, params: BaseModel, selected: Mapping[str, type[Stage]]) -> tuple[str, ...]:

@@ -1,18 +1,22 @@
 """From a validated config to the stages of a run, each with its identity.
 
 A stage's signature hashes what determines its output: its name and version, its
-parameters, and its upstream signatures (gokart's habit).  Execution knobs (runner,
-workers, scheduler) are left out, so changing them redoes nothing.  The stage's output
-directory is ``<workdir>/stages/<name>-<signature>``.
+parameters, its upstream signatures (gokart's habit), and the SHA-256 of each file it reads
+(``Stage.input_files``: labels, dictionaries, blocklists), so an edited file redoes the
+stage and a merely touched one does not.  Execution knobs (runner, workers, scheduler) are
+left out, so changing them redoes nothing.  The stage's output directory is
+``<workdir>/stages/<name>-<signature>``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from spamflow.config import Config
 from spamflow.detector import Stage
@@ -33,6 +37,7 @@ class PlannedStage:
     requires: dict[str, str]  # upstream stage name -> its signature
     signature: str
     directory: str
+    input_files: dict[str, str] = field(default_factory=dict)  # key -> "sha256:<hex>" of each file read
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,9 +48,36 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def signature(name: str, version: str, params: dict[str, Any], upstream: dict[str, str]) -> str:
-    blob = canonical_json({"stage": name, "version": version, "params": params, "upstream": upstream})
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+def signature(name: str, version: str, params: dict[str, Any], upstream: dict[str, str],
+              input_files: dict[str, str] | None = None) -> str:
+    """A stage that reads no file hashes exactly as before input files were part of identity."""
+    body: dict[str, Any] = {"stage": name, "version": version, "params": params, "upstream": upstream}
+    if input_files:
+        body["input_files"] = input_files
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()[:16]
+
+
+def file_digest(path: Path) -> str:
+    """``sha256:<hex>`` of the file's bytes, read in chunks (a large file is never held whole)."""
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def input_digests(cls: type[Stage], params: dict[str, Any], where: str) -> dict[str, str]:
+    """The digest of every file the stage declares it reads; a missing one is a config error
+    naming the stage, the key and the file (it may have gone since validation)."""
+    try:
+        model = cls.Params.model_validate(params)
+    except ValidationError as exc:  # e.g. a spin dictionary deleted since validation
+        raise ConfigError(f"{where}: {cls.name}: {exc}") from None
+    digests = {}
+    for key, path in sorted(cls.input_files(model).items()):
+        try:
+            digests[key] = file_digest(path)
+        except OSError as exc:
+            raise ConfigError(f"{where}: stage {cls.name}: input file {key} ({path}): "
+                              f"cannot read it: {exc.strerror or exc}") from None
+    return digests
 
 
 def class_path(cls: type) -> str:
@@ -58,9 +90,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
 
     def add(cls: type[Stage], params: dict[str, Any], requires: tuple[str, ...]) -> None:
         upstream = {r: planned[r].signature for r in requires}
-        sig = signature(cls.name, cls.version, params, upstream)
+        files = input_digests(cls, params, config.where())
+        sig = signature(cls.name, cls.version, params, upstream, files)
         directory = config.workdir / "stages" / f"{cls.name}-{sig}"
-        planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(directory))
+        planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(directory), files)
 
     source = config.model.input
     if source.demo is not None:

@@ -79,6 +79,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "spamflow_version": spamflow.__version__,
             "params": stage.params,
             "requires": stage.requires,
+            "input_files": stage.input_files,
             "outputs": result.outputs,
             "counts": result.counts,
             "seconds": round(time.time() - started, 3),

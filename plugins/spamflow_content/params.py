@@ -6,14 +6,14 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from spamflow.detector import DetectorParams
+from spamflow.detector import DetectorParams, InputPath
 
 
 class ContentParams(DetectorParams):
     max_pages: int = Field(400, ge=1, description="featurise at most this many pages per host and snapshot "
                                                   "(the paper's sample of 400)")
-    query_terms: str | None = Field(None, description="file of query terms, one per line, most popular first; "
-                                                      "null: the list shipped with the plugin")
+    query_terms: InputPath | None = Field(None, description="file of query terms, one per line, most popular "
+                                                            "first; null: the list shipped with the plugin")
     vocabulary_size: int = Field(10_000, ge=1, description="BM25 vocabulary: the most frequent terms ...")
     min_df: float = Field(0.1, ge=0.0, le=1.0, description="... found in at least this fraction of virtual documents")
     max_df: float = Field(0.5, ge=0.0, le=1.0, description="... and at most this fraction")
@@ -22,8 +22,9 @@ class ContentParams(DetectorParams):
     decay_lambda: float = Field(0.5, description="λ, the decay rate of the Decay temporal feature")
     decay_weight: Literal["as_printed", "decaying"] = Field(
         "as_printed", description="Decay weight λe^{λ(Tmax-T)} as the paper prints it, or λe^{-λ(Tmax-T)}")
-    corpus_stats: str | None = Field(None, description="corpus_stats.json of an earlier run: featurise against its "
-                                                       "popular words, vocabulary and IDF instead of this corpus's")
+    corpus_stats: InputPath | None = Field(None, description=(
+        "corpus_stats.json of an earlier run: featurise against its popular words, vocabulary and IDF "
+        "instead of this corpus's"))
 
     @model_validator(mode="after")
     def _df_range(self) -> ContentParams:

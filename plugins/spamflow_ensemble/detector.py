@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field, field_validator
 
-from spamflow.detector import Detector, DetectorParams, StageContext, StageResult
+from spamflow.detector import Detector, DetectorParams, InputFile, InputPath, StageContext, StageResult
 from spamflow.errors import BadInputError
 from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
@@ -43,9 +43,10 @@ SCORES_SCHEMA = pa.schema([
 
 
 class ClassifyParams(DetectorParams):
-    labels: str = "demo"
-    """Labels file (Web Spam Challenge or ``host,label`` CSV), or ``demo``: the demo stage's ``labels/hosts.tsv``."""
-    hostnames: str | None = None
+    labels: Annotated[str, InputFile(keep=("demo",))] = "demo"
+    """Labels file (Web Spam Challenge or ``host,label`` CSV), relative to the config file, or ``demo``:
+    the demo stage's ``labels/hosts.tsv``."""
+    hostnames: InputPath | None = None
     """Web Spam Challenge ``hostid hostname`` file, when the labels give host ids."""
     detectors: list[str] | None = None
     """Detectors whose per-host tables are joined; default every other selected detector."""

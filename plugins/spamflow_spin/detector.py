@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 from tqdm import tqdm
 from xxhash import xxh3_64_intdigest
 
@@ -194,6 +195,12 @@ class SpinDetector(Detector):
     Params = SpinParams
     requires = ("parse",)
     uses_mapreduce = True
+
+    @classmethod
+    def input_files(cls, params: BaseModel) -> dict[str, Path]:
+        """The dictionaries, ``package:`` ones included: their content is part of the identity."""
+        assert isinstance(params, SpinParams)
+        return {f"dictionary.{i}": resolve_dictionary_path(entry, None) for i, entry in enumerate(params.dictionary)}
 
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params

@@ -73,8 +73,9 @@ def _read_hosts(path: str, base_dir: Path) -> frozenset[str]:
     return frozenset(h.strip().lower().rstrip(".") for h in lines if h.strip() and not h.startswith("#"))
 
 
-def _forbidden_host(arg: str, base_dir: Path) -> UrlFilter:
+def _forbidden_host(arg: str, base_dir: Path, files: list[Path]) -> UrlFilter:
     hosts = _read_hosts(arg, base_dir)
+    files.append(base_dir / arg)
 
     def forbidden(url: str) -> bool:
         host = _host(url)
@@ -87,7 +88,9 @@ def _forbidden_host(arg: str, base_dir: Path) -> UrlFilter:
     return forbidden
 
 
-def _factories(base_dir: Path) -> dict[str, Callable[[str], UrlFilter]]:
+def _factories(base_dir: Path, files: list[Path]) -> dict[str, Callable[[str], UrlFilter]]:
+    """The filters by name; those reading a file (ForbiddenHost) add it to ``files``."""
+
     def path_ends(arg: str) -> UrlFilter:
         suffixes = tuple(s.strip().lower() for s in arg.split(",") if s.strip())
         return lambda url: urlsplit(url).path.lower().endswith(suffixes)
@@ -120,7 +123,7 @@ def _factories(base_dir: Path) -> dict[str, Callable[[str], UrlFilter]]:
         "HostEquals": lambda arg: (lambda url: _host(url) == arg.lower()),
         "PathEndsWithOneOf": path_ends,
         "URLMatchesRegex": regex,
-        "ForbiddenHost": lambda arg: _forbidden_host(arg, base_dir),
+        "ForbiddenHost": lambda arg: _forbidden_host(arg, base_dir, files),
         "NoMoreSlashesThan": slashes,
         "DuplicateSegmentsLessThan": dup_segments,
         "SchemeEquals": lambda arg: (lambda url: url.startswith(arg.lower() + "://")),
@@ -129,7 +132,7 @@ def _factories(base_dir: Path) -> dict[str, Callable[[str], UrlFilter]]:
     }
 
 
-FILTER_NAMES = tuple(_factories(Path(".")))
+FILTER_NAMES = tuple(_factories(Path("."), []))
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|(and|or|not)\b|([A-Za-z]\w*)\s*\()")
 
 
@@ -138,7 +141,8 @@ class _Parser:
     factor := 'not' factor | '(' expr ')' | Name '(' argument ')'``."""
 
     def __init__(self, text: str, base_dir: Path) -> None:
-        self.text, self.pos, self.factories = text, 0, _factories(base_dir)
+        self.files: list[Path] = []
+        self.text, self.pos, self.factories = text, 0, _factories(base_dir, self.files)
 
     def fail(self, what: str) -> ValueError:
         return ValueError(f"{what} at character {self.pos + 1} of {self.text!r}")
@@ -196,6 +200,16 @@ class _Parser:
 
 def parse_filter(text: str, base_dir: Path = Path("."), *, where: str = "filter") -> UrlFilter:
     """Compile a filter expression; a syntax error is a :class:`ConfigError` naming ``where``."""
+    return _parse(text, base_dir, where)[0]
+
+
+def filter_files(text: str, base_dir: Path = Path("."), *, where: str = "filter") -> list[Path]:
+    """The files the expression reads (ForbiddenHost host lists), in order: the crawl stage's
+    identity holds their content."""
+    return _parse(text, base_dir, where)[1]
+
+
+def _parse(text: str, base_dir: Path, where: str) -> tuple[UrlFilter, list[Path]]:
     parser = _Parser(text, base_dir)
     try:
         result = parser.expr()
@@ -203,4 +217,4 @@ def parse_filter(text: str, base_dir: Path = Path("."), *, where: str = "filter"
             raise parser.fail("unexpected text")
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    return result
+    return result, parser.files

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 
 if TYPE_CHECKING:
@@ -51,6 +53,21 @@ class CrawlStage(Stage):
     description = "Crawl the seeds politely (BUbiNG-style) into WARC/1.1 files, one folder per snapshot."
     Params = CrawlParams
     requires = ()
+
+    @classmethod
+    def input_files(cls, params: BaseModel) -> dict[str, Path]:
+        """Host lists named in filters (``ForbiddenHost(spam.txt)``): an edited list is a new crawl.
+        Seed files need no entry: their seeds are read into ``seeds``."""
+        from spamflow.crawl.filters import filter_files
+
+        assert isinstance(params, CrawlParams)
+        files: dict[str, Path] = {}
+        for block in params.crawls:
+            if block.get("filter"):
+                where = f"input.crawl ({block['snapshot']}).filter"
+                for i, path in enumerate(filter_files(block["filter"], Path(params.base_dir), where=where)):
+                    files[f"{block['snapshot']}.filter.{i}"] = path
+        return files
 
     def run(self, ctx: StageContext) -> StageResult:
         from spamflow.crawl.crawler import crawl
