@@ -10,6 +10,7 @@ import json
 import re
 import signal
 import socket
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -239,6 +240,25 @@ def test_a_foreign_host_reads_nothing(judge, path):
     assert status == 403
     assert b"evidence of" not in answer and token.encode() not in answer and b"nonspam" not in answer
     assert _request(port, "GET", path)[0] == 200
+
+
+def test_on_port_80_the_host_and_origin_browsers_send_have_no_port(tmp_path):
+    try:
+        server = judge_module.make_server(ITEMS, LabelStore(tmp_path), port=80)
+    except OSError as exc:
+        pytest.skip(f"cannot listen on 127.0.0.1:80 here ({exc})")
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        status, page, _ = _request(80, "GET", "/", host="127.0.0.1")
+        assert status == 200 and _request(80, "GET", "/", host="127.0.0.1:80")[0] == 403
+        body = _verdict()
+        headers = _write_headers(80, _page_token_in(page.decode()), body, Origin="http://127.0.0.1")
+        assert _request(80, "POST", "/api/label", body, host="127.0.0.1", headers=headers)[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def test_nesting_depth_matches_the_parsed_depth():

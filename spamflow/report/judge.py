@@ -211,5 +211,6 @@ def make_server(items: list[Evidence], store: LabelStore, port: int = 0, title: 
             self._send(json.dumps({"ok": True, "key": key, "label": label}).encode(), "application/json")
 
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    own = f"127.0.0.1:{server.server_port}"  # the only Host (and, with http://, Origin) answered
+    # the only Host (and, after http://, Origin) answered; browsers leave out port 80
+    own = "127.0.0.1" if server.server_port == 80 else f"127.0.0.1:{server.server_port}"
     return server
