@@ -1,5 +1,6 @@
 """Start `spamflow judge` on the demo run as a real subprocess (port 0: any free port) and
-read the URL it prints; shared by the judge and browser tests."""
+read the URL it prints, or its server on hand-made items in a thread; shared by the judge and
+browser tests."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ import re
 import select
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from spamflow.cli import demo_config_path
+from spamflow.report.judge import make_server
+from spamflow.report.labels import LabelStore
+from spamflow.report.sections import Evidence
 
 
 def start_judge(workdir: Path, labels: Path, *extra: str) -> tuple[subprocess.Popen, str]:
@@ -30,3 +38,17 @@ def start_judge(workdir: Path, labels: Path, *extra: str) -> tuple[subprocess.Po
                 break
     proc.kill()
     raise AssertionError(f"spamflow judge did not start: {proc.stderr.read() if proc.stderr else ''}")
+
+
+@contextmanager
+def serve_in_thread(items: list[Evidence], labels: Path) -> Iterator[tuple[ThreadingHTTPServer, int]]:
+    """``make_server`` on 127.0.0.1 (any free port) served by a thread: ``(server, port)``."""
+    server = make_server(items, LabelStore(labels))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server, int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

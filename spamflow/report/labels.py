@@ -2,11 +2,13 @@
 
 Every verdict is appended to ``judgements.jsonl`` and fsync'd before the page is answered; the
 host labels are then rewritten (temp file, fsync, rename) as ``labels.csv`` with the header
-``host,label`` that ``spamflow train`` and the classifier's ``labels:`` key read.  Killing the
+``host,label`` that ``spamflow train`` and the classifier's ``labels:`` key read (written by the
+csv module, so a host with a comma or a quote is quoted and reads back whole).  Killing the
 server at any moment loses no answered verdict; the last verdict on an item wins."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import threading
@@ -68,9 +70,9 @@ class LabelStore:
     def _write_hosts(self) -> None:
         tmp = self.csv.with_suffix(".csv.tmp")
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write("host,label\n")
-            for host, label in sorted(self.host_labels().items()):
-                fh.write(f"{host},{label}\n")
+            writer = csv.writer(fh, lineterminator="\n")  # quotes a host with a comma or quote
+            writer.writerow(["host", "label"])
+            writer.writerows(sorted(self.host_labels().items()))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.csv)

@@ -1,7 +1,10 @@
-// spamflow judge: one item at a time; every label is POSTed and saved by the server at once.
+// spamflow judge: one item at a time; every label is POSTed (JSON, with this page's token) and
+// saved by the server at once.
 "use strict";
 (function () {
   var items = [], labels = {}, index = 0;
+  // this start's write token: only this page can read it, so only this page can write a label
+  var token = document.querySelector("meta[name='spamflow-token']");
   function $(id) { return document.getElementById(id); }
   function indexOfKey(key) {
     for (var i = 0; i < items.length; i++) { if (items[i].key === key) { return i; } }
@@ -28,8 +31,9 @@
   function give(label) {
     var item = items[index];
     $("status").textContent = "saving…";
-    fetch("/api/label", {method: "POST", headers: {"Content-Type": "application/json"},
-                         body: JSON.stringify({key: item.key, label: label})})
+    var headers = {"Content-Type": "application/json"};
+    headers[token.getAttribute("data-header")] = token.getAttribute("content");
+    fetch("/api/label", {method: "POST", headers: headers, body: JSON.stringify({key: item.key, label: label})})
       .then(function (r) { return r.json().then(function (b) { return [r.ok, b]; }); })
       .then(function (res) {
         if (!res[0]) { $("status").textContent = "NOT saved: " + res[1].error; return; }
