@@ -210,3 +210,16 @@ def test_the_demo_dictionary_built_from_moby_loads_without_a_skipped_line(tmp_pa
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     d = load_dictionary([path], strict=True)
     assert d.lines == len(lines) and d.bad_lines == [] and d.heads_without_synonyms == 0
+
+
+def test_the_stage_writes_every_declared_output_when_no_pair_can_be_compared(tmp_path):
+    """Two copies of one text: one article, so the candidate job never runs (its work folder
+    was then missing, and the run failed with 'declared outputs it did not write')."""
+    pages = _pages(tmp_path / "pages")
+    table = pq.read_table(pages / "part-00000.parquet").slice(0, 2)
+    pq.write_table(table, pages / "part-00000.parquet")
+    dictionary = tmp_path / "d.txt"
+    dictionary.write_text("big|large\n", encoding="utf-8")
+    result, out = _run_stage(tmp_path, dictionary, strict=False, name="out")
+    assert result.counts["articles"] == 1 and result.counts["duplicate_pairs"] == 1
+    assert sorted(name for name, rel in result.outputs.items() if not (out / rel).exists()) == []

@@ -206,6 +206,7 @@ class SpinDetector(Detector):
                                ["snapshot"].to_pylist()))
         counts: Counter[str] = Counter(dictionary.counts(), snapshots=len(snapshots))
         all_pairs, all_campaigns, hosts = [], [], []
+        (ctx.outdir / "work").mkdir()  # declared even when no snapshot has two articles to compare
         for snapshot in snapshots:
             pages = list(read_pages(pages_path, snapshot, counts))
             counts["pages"] += len(pages)
