@@ -57,12 +57,12 @@ EXPECTED_NEIGHBOURS = {
 
 def _expected_bad(path: Path) -> list[dict[str, object]]:
     return [
-        {"file": str(path), "line": 3, "kind": "dictionary_no_head",
+        {"file": str(path), "offset": REAL_WORLD.index(b"%|percent"), "line": 3, "kind": "dictionary_no_head",
          "reason": "the head (text before the first '|') has no words: '%|percent'"},
-        {"file": str(path), "line": 7, "kind": "dictionary_not_utf8",
+        {"file": str(path), "offset": REAL_WORLD.index(b"caf\xe9"), "line": 7, "kind": "dictionary_not_utf8",
          "reason": "not UTF-8 (invalid continuation byte at byte 3): b'caf\\xe9|coffee shop'; "
                    "convert the file to UTF-8"},
-        {"file": str(path), "line": 9, "kind": "dictionary_no_head",
+        {"file": str(path), "offset": REAL_WORLD.index(b"|orphan"), "line": 9, "kind": "dictionary_no_head",
          "reason": "the head (text before the first '|') has no words: '|orphan'"},
     ]
 

@@ -86,7 +86,8 @@ class SynonymDictionary:
     """Lines whose head has no synonym (other than itself): they add nothing to the dictionary."""
     empty_alternatives: int = 0
     bad_lines: list[dict[str, Any]] = field(default_factory=list)
-    """Skipped lines as the stage's bad records: {"file", "line", "kind", "reason"}."""
+    """Skipped lines as the stage's bad records: {"file", "offset", "line", "kind", "reason"}
+    (``offset``: the line's first byte, as other stages give a record's)."""
 
     def __contains__(self, entry: str) -> bool:
         return entry in self.neighbours
@@ -176,14 +177,17 @@ def load_dictionary(paths: Sequence[Path | str], *, strict: bool = False) -> Syn
             raise DictionaryError(f"cannot read synonym dictionary {path}: {exc.strerror or exc}") from exc
         _refuse_other_formats(path, data)
         groups, bad_before = out.lines - out.heads_without_synonyms, len(out.bad_lines)
-        for number, raw in enumerate(data.splitlines(), 1):
+        offset = 0
+        for number, raw in enumerate(data.splitlines(keepends=True), 1):
+            start, offset = offset, offset + len(raw)
             try:
-                group = parse_line(_decode(raw, number))
+                group = parse_line(_decode(raw.rstrip(b"\r\n"), number))
             except BadLine as bad:
                 if strict:
                     raise BadInputError(f"{path}:{number}: {bad.kind}: {bad.reason} "
                                         "(drop --strict to count and go on)") from None
-                out.bad_lines.append({"file": str(path), "line": number, "kind": bad.kind, "reason": bad.reason})
+                out.bad_lines.append({"file": str(path), "offset": start, "line": number, "kind": bad.kind,
+                                      "reason": bad.reason})
                 continue
             if group is None:
                 out.blank_lines += 1
