@@ -200,6 +200,15 @@ def test_cli_run_reports_the_lines_and_strict_fails_naming_file_and_line(tmp_pat
 
 # ---------------------------------------------------------------- real thesauri, as spamflow converts them
 
+def test_the_shipped_demo_dictionary_loads_strictly_with_every_line_a_group():
+    from spamflow_spin.params import resolve_dictionary_path
+
+    path = resolve_dictionary_path("package:spamflow.demo/texts/spin-dictionary.txt", None)
+    d = load_dictionary([path], strict=True)
+    assert d.lines == len(path.read_text(encoding="utf-8").splitlines()) and d.bad_lines == []
+    assert d.heads_without_synonyms == d.empty_alternatives == d.blank_lines == 0
+
+
 @pytest.mark.skipif(not (DATA / "moby-thesaurus" / "mthesaur_words.txt.gz").is_file(),
                     reason="needs ../shared/data/moby-thesaurus (Moby Thesaurus II)")
 def test_the_demo_dictionary_built_from_moby_loads_without_a_skipped_line(tmp_path):
