@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import random
-import re
 import shutil
 from collections import Counter
 from itertools import combinations
@@ -24,7 +23,7 @@ from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import Candidates, find_candidates
 from spamflow_spin.detector import Page, find_spin
-from spamflow_spin.dictionary import DictionaryError, SynonymDictionary, load_dictionary
+from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
 from spamflow_spin.mr_candidate_pairs import MRCandidatePairs, index_length, prefix_length
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 from spamflow_spin.params import SpinParams
@@ -62,25 +61,7 @@ def test_dictionary_counts_phrases_longer_than_six_words(tmp_path):
     assert partition("one two three four five six seven".split(), d).mutables == []
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ("big|large\njust words\n", 2, "expected 'head|synonym|...'"),
-    ("big|large\n\n|orphan\n", 3, "head (text before the first '|') has no words"),
-    ("big|\n", 1, "has no synonyms"),
-])
-def test_dictionary_errors_name_file_and_line(tmp_path, text, line, message):
-    path = tmp_path / "syn.txt"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(DictionaryError, match=re.escape(f"{path}:{line}: ") + ".*" + re.escape(message)):
-        load_dictionary([path])
-
-
-def test_dictionary_not_utf8_and_missing_file(tmp_path):
-    path = tmp_path / "latin.txt"
-    path.write_bytes(b"big|large\ncaf\xe9|bar\n")
-    with pytest.raises(DictionaryError, match=rf"{path}:2: not UTF-8"):
-        load_dictionary([path])
-    with pytest.raises(DictionaryError, match="cannot read synonym dictionary"):
-        load_dictionary([tmp_path / "nope.txt"])
+# what each kind of bad line gets: tests/test_spin_dictionary.py
 
 
 def test_dictionary_path_is_relative_to_the_config_file(tmp_path, plugins):

@@ -189,7 +189,8 @@ def host_features(pages: list[Page], pairs: list[dict[str, Any]], campaigns: lis
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "2"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts
+    version = "3"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
+    # 3: a head without synonyms (also head|head) spins nothing; unusable dictionary lines are bad records
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams
@@ -206,14 +207,13 @@ class SpinDetector(Detector):
         params = ctx.params
         assert isinstance(params, SpinParams)
         paths = [resolve_dictionary_path(entry, None) for entry in params.dictionary]
-        dictionary = load_dictionary(paths)
+        dictionary = load_dictionary(paths, strict=ctx.settings.strict)
         pages_path = ctx.inputs["parse"]["pages"]
         snapshots = sorted(set(ds.dataset(pages_path, format="parquet").to_table(columns=["snapshot"])
                                ["snapshot"].to_pylist()))
-        counts: Counter[str] = Counter(dictionary_entries=len(dictionary), dictionary_heads=len(dictionary.heads),
-                                       dictionary_lines=dictionary.lines, dictionary_too_long=dictionary.too_long,
-                                       snapshots=len(snapshots))
+        counts: Counter[str] = Counter(dictionary.counts(), snapshots=len(snapshots))
         all_pairs, all_campaigns, hosts = [], [], []
+        (ctx.outdir / "work").mkdir()  # declared even when no snapshot has two articles to compare
         for snapshot in snapshots:
             pages = list(read_pages(pages_path, snapshot, counts))
             counts["pages"] += len(pages)
@@ -230,12 +230,13 @@ class SpinDetector(Detector):
         counts["campaign_pages"] = sum(c["articles"] for c in all_campaigns)
         _write_jsonl(ctx.outdir / "pairs.jsonl", all_pairs)
         _write_jsonl(ctx.outdir / "campaigns.jsonl", all_campaigns)
+        _write_jsonl(ctx.outdir / "bad_records.jsonl", dictionary.bad_lines)
         pq.write_table(pa.Table.from_pylist(hosts, schema=HOST_SCHEMA), ctx.outdir / "hosts.parquet")
         files = [{"entry": e, "path": str(p), "bytes": p.stat().st_size} for e, p in zip(params.dictionary, paths)]
         (ctx.outdir / "dictionary.json").write_text(json.dumps({"files": files}, indent=1) + "\n")
         outputs = {"pairs": "pairs.jsonl", "campaigns": "campaigns.jsonl", "hosts": "hosts.parquet",
-                   "dictionary": "dictionary.json", "work": "work"}
-        return StageResult(outputs=outputs, counts=dict(counts))
+                   "dictionary": "dictionary.json", "bad_records": "bad_records.jsonl", "work": "work"}
+        return StageResult(outputs=outputs, counts=dict(counts), bad_records=dictionary.bad_lines)
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
