@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -109,15 +111,35 @@ def _without_demo_crawl(config: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
         return _dispatch(args)
     except ConfigError as exc:
         print(f"spamflow: config error: {exc}", file=sys.stderr)
+        config = getattr(args, "config", None)
+        for path, how in missing_needs(Path(config)) if config else []:
+            print(f"spamflow: {config} needs {path}, which is not there: {how}", file=sys.stderr)
         return 2
     except SpamflowError as exc:
         print(f"spamflow: error: {exc}", file=sys.stderr)
         return 1
+
+
+_NEEDS = re.compile(r"^#\s*needs:\s*(\S+)\s+(.*\S)\s*$")
+
+
+def missing_needs(config: Path) -> list[tuple[str, str]]:
+    """The ``# needs: PATH  how to get it`` comments of a config whose PATH (a glob,
+    relative to the config file) matches nothing: files an example config expects that a
+    fresh clone does not have, said next to the error they cause."""
+    try:
+        lines = config.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    needs = [m.groups() for m in map(_NEEDS.match, lines) if m]
+    return [(path, how) for path, how in needs
+            if not glob.glob(str(config.absolute().parent / path), recursive=True)]
 
 
 def _dispatch(args: argparse.Namespace) -> int:
