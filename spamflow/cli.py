@@ -262,7 +262,7 @@ def _param_lines(schema: dict[str, Any]) -> str:
     defaults as JSON (``null``, ``false``, ``[]``), which YAML reads back as the same value."""
     required = set(schema.get("required", []))
     return "".join(f"\n    {k}: {_schema_type(v)}"
-                   + (", required" if k in required else f" = {json.dumps(v.get('default'))}")
+                   + (", required" if k in required else f" = {json.dumps(v.get('default'), ensure_ascii=False)}")
                    + (f"  ({v['description']})" if v.get("description") else "")
                    for k, v in schema.get("properties", {}).items()) or "(no parameters)"
 
