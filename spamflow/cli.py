@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import re
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 import spamflow
 from spamflow.errors import ConfigError, SpamflowError
@@ -107,15 +111,35 @@ def _without_demo_crawl(config: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
         return _dispatch(args)
     except ConfigError as exc:
         print(f"spamflow: config error: {exc}", file=sys.stderr)
+        config = getattr(args, "config", None)
+        for path, how in missing_needs(Path(config)) if config else []:
+            print(f"spamflow: {config} needs {path}, which is not there: {how}", file=sys.stderr)
         return 2
     except SpamflowError as exc:
         print(f"spamflow: error: {exc}", file=sys.stderr)
         return 1
+
+
+_NEEDS = re.compile(r"^#\s*needs:\s*(\S+)\s+(.*\S)\s*$")
+
+
+def missing_needs(config: Path) -> list[tuple[str, str]]:
+    """The ``# needs: PATH  how to get it`` comments of a config whose PATH (a glob,
+    relative to the config file) matches nothing: files an example config expects that a
+    fresh clone does not have, said next to the error they cause."""
+    try:
+        lines = config.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    needs = [m.groups() for m in map(_NEEDS.match, lines) if m]
+    return [(path, how) for path, how in needs
+            if not glob.glob(str(config.absolute().parent / path), recursive=True)]
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -131,7 +155,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "detectors":
         rows = [{"name": d.name, "plugin": d.plugin, "version": d.cls.version, "requires": list(d.cls.requires),
-                 "description": d.cls.description, "params": d.cls.param_schema()} for d in plugins.detectors.infos()]
+                 "description": d.cls.description, "params": _param_schema(d.cls)} for d in plugins.detectors.infos()]
         _print_rows(rows, args.json, ("name", "plugin", "version", "requires", "description", "params"))
         return 0
 
@@ -205,13 +229,42 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
     return 0
 
 
+def _param_schema(cls: Any) -> dict[str, Any]:
+    """A detector's parameter JSON schema with the default of every optional parameter.
+
+    Pydantic leaves ``default`` out for a ``default_factory`` field (``trust_seeds: list[str]
+    = Field(default_factory=list)``), so such a parameter looked required; fill it in."""
+    schema = cls.param_schema()
+    props = schema.get("properties", {})
+    for name, info in cls.Params.model_fields.items():
+        prop = props.get(info.alias or name)
+        if prop is not None and not info.is_required() and "default" not in prop:
+            prop["default"] = to_jsonable_python(info.get_default(call_default_factory=True))
+    return schema
+
+
 def _schema_type(prop: dict[str, Any]) -> str:
-    """A JSON-schema property as text: ``integer``, ``number | null``, ``one of a, b``."""
+    """A JSON-schema property as text: ``integer``, ``number | null``, ``one of a, b``,
+    ``array of string``, ``integer | "auto"``."""
     if "enum" in prop:
         return "one of " + ", ".join(map(str, prop["enum"]))
+    if "const" in prop:
+        return json.dumps(prop["const"])
     if "anyOf" in prop:
         return " | ".join(_schema_type(p) for p in prop["anyOf"])
+    if prop.get("type") == "array" and "items" in prop:
+        return f"array of {_schema_type(prop['items'])}"
     return str(prop.get("type", "?"))
+
+
+def _param_lines(schema: dict[str, Any]) -> str:
+    """One line per parameter: ``name: type = default`` (optional) or ``name: type, required``;
+    defaults as JSON (``null``, ``false``, ``[]``), which YAML reads back as the same value."""
+    required = set(schema.get("required", []))
+    return "".join(f"\n    {k}: {_schema_type(v)}"
+                   + (", required" if k in required else f" = {json.dumps(v.get('default'), ensure_ascii=False)}")
+                   + (f"  ({v['description']})" if v.get("description") else "")
+                   for k, v in schema.get("properties", {}).items()) or "(no parameters)"
 
 
 def _print_rows(rows: list[dict[str, Any]], as_json: bool, columns: tuple[str, ...]) -> None:
@@ -225,10 +278,7 @@ def _print_rows(rows: list[dict[str, Any]], as_json: bool, columns: tuple[str, .
         for col in columns[1:]:
             value = row[col]
             if col == "params":
-                props = value.get("properties", {})
-                value = "".join(f"\n    {k}: {_schema_type(v)} = {v.get('default', 'required')}"
-                                + (f"  ({v['description']})" if v.get("description") else "")
-                                for k, v in props.items()) or "(no parameters)"
+                value = _param_lines(value)
             elif isinstance(value, list):
                 value = ", ".join(map(str, value)) or "-"
             print(f"  {col}:" + (value if str(value).startswith("\n") else f" {value}"))

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from spamflow.crawl.settings import CrawlSettings
 from spamflow.errors import ConfigError
 from spamflow.plugins import SpamflowPlugins
+from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
 
 Runner = Literal["inline", "local", "spark", "hadoop", "emr"]
 RUNNERS: tuple[str, ...] = typing.get_args(Runner)
@@ -167,16 +168,6 @@ class Config:
         return str(self.path) if self.path else "<config>"
 
 
-class _KeepDatesLoader(yaml.SafeLoader):
-    """SafeLoader that leaves dates as strings: ``snapshot: 2026-01`` stays text."""
-
-
-_KeepDatesLoader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
 def load_config(path: str | Path, plugins: SpamflowPlugins, *, workdir: str | Path | None = None) -> Config:
     """Read, validate and resolve a YAML config file."""
     path = Path(path)
@@ -191,8 +182,10 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
                  workdir: str | Path | None = None) -> Config:
     where = str(path) if path else "<config>"
     try:
-        data = yaml.load(text, Loader=_KeepDatesLoader)
-        node = yaml.compose(text, Loader=_KeepDatesLoader)
+        data = yaml.load(text, Loader=ConfigLoader)
+        node = yaml.compose(text, Loader=ConfigLoader)
+    except DuplicateKeyError as exc:
+        raise ConfigError(f"{where} {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from spamflow.config import RUNNERS, load_config
 from spamflow.errors import ConfigError
+from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
 
 MINIMAL = """\
 workdir: runs/example
@@ -116,6 +118,39 @@ def test_snapshot_mapping_and_dates_stay_text(project, plugins):
     assert config.warc_files() == {"2026-01": [project / "data" / "a.warc.gz"]}
     config = _load(project, "workdir: w\ninput: {warc: [data/*], snapshot: 2026-02-01}\n", plugins)
     assert config.model.input.snapshot == "2026-02-01"
+
+
+def test_a_key_given_twice_names_the_key_both_lines_and_the_file(project, plugins):
+    # PyYAML alone keeps the last value silently: the first workdir would be lost
+    text = "workdir: first\ninput: {warc: [data/*]}\nworkdir: second\n"
+    assert yaml.safe_load(text)["workdir"] == "second"
+    message = _error(project, text, plugins)
+    assert message == (f"{project / 'spamflow.yaml'} line 3: workdir: duplicate key, given at lines 1 and 3; "
+                       "give each key once (YAML would silently keep only the last)")
+
+
+def test_a_detector_given_twice_is_an_error(project, plugins):
+    text = "workdir: w\ninput: {warc: [data/*]}\ndetectors:\n  obvious: {}\n  hss: {n: 16}\n  obvious: false\n"
+    message = _error(project, text, plugins)
+    assert message.splitlines() == [f"{project / 'spamflow.yaml'} line 6: detectors.obvious: duplicate key, "
+                                    "given at lines 4 and 6; give each key once (YAML would silently keep only the last)"]
+
+
+def test_duplicate_keys_deeper_down_and_on_one_line(project, plugins):
+    text = "workdir: w\ninput:\n  crawl:\n    - {snapshot: a, seeds: [http://a.example/]}\n" \
+           "    - {snapshot: b, seeds: [http://b.example/], snapshot: c}\n"
+    assert "line 5: input.crawl.1.snapshot: duplicate key, given twice on line 5;" in _error(project, text, plugins)
+    text = "workdir: w\ninput: {warc: [data/*]}\ndetectors:\n  hss:\n    n: 16\n    m: 64\n    n: 32\n"
+    assert "line 7: detectors.hss.n: duplicate key, given at lines 5 and 7;" in _error(project, text, plugins)
+
+
+def test_loader_allows_merge_keys_and_keeps_dates_as_text():
+    text = "base: &b {x: 1, y: 2}\nover: {<<: *b, x: 3}\nwhen: 2026-01-31\n"
+    assert yaml.load(text, Loader=ConfigLoader) == {"base": {"x": 1, "y": 2}, "over": {"x": 3, "y": 2},
+                                                    "when": "2026-01-31"}
+    with pytest.raises(DuplicateKeyError) as err:
+        yaml.load("a: 1\nb: {c: [{d: 1, d: 2}]}\n", Loader=ConfigLoader)
+    assert (err.value.path, err.value.first_line, err.value.line) == (("b", "c", "0", "d"), 2, 2)
 
 
 def test_not_yaml_and_not_a_mapping(project, plugins):

@@ -3,9 +3,12 @@ execution knobs that do not invalidate outputs, and parameters that do."""
 
 from __future__ import annotations
 
+import http.server
 import json
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pyarrow.dataset as ds
@@ -125,6 +128,58 @@ def test_run_through_a_real_luigid(project, plugins, luigid):
     assert sorted(t["params"]["stage"] for t in done.values()) == ["ingest", "obvious", "parse", "report"]
     manifest = json.loads((project / "out" / "run.json").read_text())
     assert manifest["status"] == "success" and manifest["stages"]["parse"]["counts"]["pages"] == 5
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on: bound, then closed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_with_scheduler(project: Path, port: int) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "spamflow.yaml", "--no-progress",
+                           "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)],
+                          cwd=project, capture_output=True, text=True, timeout=300)
+
+
+def test_unreachable_luigid_is_one_error_line(project, plugins):
+    # before: luigi retried 3 times 30 s apart and printed ~200 lines of tracebacks
+    _config(project, plugins)
+    port = _closed_port()
+    out = _run_with_scheduler(project, port)
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        f"spamflow: error: cannot reach the luigid scheduler at 127.0.0.1:{port} (Connection refused); "
+        f"start it there (luigid --port {port}), or drop scheduler.host / --scheduler-host, or pass "
+        "--local-scheduler, to use Luigi's local scheduler"]
+    assert out.stdout == "" and not (project / "out").exists()  # nothing ran, nothing was written
+
+
+class _NotLuigid(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_error(404)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_server_that_is_not_luigid_is_one_error_line(project, plugins):
+    _config(project, plugins)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotLuigid)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        out = _run_with_scheduler(project, port)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        f"spamflow: error: cannot reach the luigid scheduler at 127.0.0.1:{port} (something answered HTTP 404, "
+        f"but not as luigid); start it there (luigid --port {port}), or drop scheduler.host / --scheduler-host, "
+        "or pass --local-scheduler, to use Luigi's local scheduler"]
 
 
 def test_plan_signatures_ignore_execution_knobs(project, plugins):

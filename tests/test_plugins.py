@@ -95,6 +95,27 @@ def test_load_env_restricts_third_party_plugins(installed_plugin):
     assert [d["name"] for d in json.loads(out.stdout)] == sorted(BUILTIN_DETECTORS + ["wordcount"])
 
 
+def test_detectors_shows_required_and_optional_parameters_with_their_defaults(plugins):
+    text = cli("detectors").stdout
+    # links.trust_seeds has a default_factory: it was listed as "= required"
+    assert "\n    trust_seeds: array of string = []  (known-good hosts" in text
+    assert "\n    dictionary: array of string, required  (synonym dictionary files" in text  # spin
+    assert "\n    phi: number | null = null  (if set" in text  # quilt
+    assert "\n    mapreduce: boolean = false  (" in text  # hss
+    assert "\n    tree_bins: integer | \"auto\" = \"auto\"\n" in text  # classify
+    listed = {d["name"]: d["params"] for d in json.loads(cli("detectors", "--json").stdout)}
+    assert listed["links"]["properties"]["trust_seeds"]["default"] == []
+    assert "trust_seeds" not in listed["links"].get("required", [])
+    assert listed["spin"]["required"] == ["dictionary"]
+    for name, schema in listed.items():  # each listed default is what leaving the key out gives
+        params = plugins.detectors[name].cls.Params
+        required = set(schema.get("required", []))
+        defaults = {k: v["default"] for k, v in schema["properties"].items() if k not in required}
+        assert set(defaults) | required == set(schema["properties"]), name
+        if not required:
+            assert params.model_validate_json(json.dumps(defaults)) == params.model_validate_json("{}"), name
+
+
 class _Obvious2(Detector):
     name = "obvious"
 

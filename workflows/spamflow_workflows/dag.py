@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import luigi
 
 from spamflow.config import Config
 from spamflow.detector import RunSettings
+from spamflow.errors import SpamflowError
 from spamflow.manifest import build_manifest, write_manifest
 from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
@@ -46,7 +49,10 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
                  scheduler_host: str | None = None, scheduler_port: int = 8082,
                  targets: set[str] | None = None) -> RunOutcome:
     """Run every stage of ``config`` (or only ``targets`` and what they need) that is not
-    already complete; always write run.json."""
+    already complete; write run.json whenever the DAG was built (not when the named luigid
+    cannot be reached: then nothing ran)."""
+    if scheduler_host:
+        check_scheduler(scheduler_host, scheduler_port)
     plan = plan_run(config, plugins)
     started = time.time()
     before = {name for name, stage in plan.items() if is_complete(stage)}
@@ -66,6 +72,35 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
                               errors=dict(FAILURES))
     path = write_manifest(config.workdir, manifest)
     return RunOutcome(ok, result.status.name, path, result.summary_text, dict(FAILURES))
+
+
+def check_scheduler(host: str, port: int) -> None:
+    """Ask the luigid at ``host:port`` one cheap question (``is_paused``) before building.
+
+    Luigi's own RemoteScheduler retries an unreachable scheduler ``rpc-retry-attempts``
+    times, ``rpc-retry-wait`` seconds apart (3 x 30 s by default), logging a traceback each
+    time, and then fails with one more: a minute and hundreds of lines for a wrong port.
+    Raises SpamflowError, one line naming host and port, if there is no luigid there."""
+    url = f"http://{host}:{port}/"  # the URL luigi.build would use
+    timeout = luigi.configuration.get_config().getfloat("core", "rpc-connect-timeout", 10.0)
+    try:
+        with urllib.request.urlopen(url + "api/is_paused", timeout=timeout) as reply:
+            answer = json.loads(reply.read())
+        if not isinstance(answer, dict) or "response" not in answer:
+            raise ValueError("no 'response' in its answer")
+        return
+    except urllib.error.HTTPError as exc:
+        why = f"something answered HTTP {exc.code}, but not as luigid"
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        why = (reason.strerror or str(reason)) if isinstance(reason, OSError) else str(reason)
+    except ValueError as exc:  # not JSON, or not luigid's JSON
+        why = f"something answered, but not as luigid: {exc}"
+    except OSError as exc:  # a timeout or a reset after connecting
+        why = str(exc) or type(exc).__name__
+    raise SpamflowError(f"cannot reach the luigid scheduler at {host}:{port} ({why}); start it there "
+                        f"(luigid --port {port}), or drop scheduler.host / --scheduler-host, or pass "
+                        "--local-scheduler, to use Luigi's local scheduler")
 
 
 def run_for_command(command: str, config: Config, plugins: SpamflowPlugins,

@@ -1,0 +1,83 @@
+"""Every config shipped in configs/ and spamflow/configs/ validates from a fresh clone, or
+fails only because of a file its own ``# needs:`` comment names, with the error saying so."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from spamflow.cli import main, missing_needs
+
+from warc_factory import Resp, html, write_warc
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted(str(p.relative_to(ROOT)) for d in ("configs", "spamflow/configs") for p in (ROOT / d).glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory) -> Path:
+    """The repository's tracked files (as in the work tree), and nothing else: no data/, no runs/."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout to know which files a fresh clone has")
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    clone = tmp_path_factory.mktemp("clone")
+    for name in filter(None, listed.decode().split("\0")):
+        if (ROOT / name).is_file():  # a tracked file deleted in the work tree is not there
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, clone / name)
+    return clone
+
+
+def _validate(config: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["validate", "-c", str(config)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _make(glob_pattern: Path) -> None:
+    """A real (tiny) WARC file that ``glob_pattern`` matches."""
+    path = Path(str(glob_pattern).replace("**/", "").replace("*", "sample"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_warc(path, [Resp("http://needs.example/", html("needs", "<p>a page</p>"))])
+
+
+def test_there_are_configs_to_check():
+    assert "configs/example.yaml" in CONFIGS and "spamflow/configs/demo.yaml" in CONFIGS
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_shipped_config_validates_or_names_the_file_it_needs(name, fresh_clone, capsys):
+    config = fresh_clone / name
+    code, out, err = _validate(config, capsys)
+    needs = missing_needs(config)
+    if code == 0:
+        assert out.startswith(f"{config}: ok\n") and not needs
+        return
+    assert code == 2 and needs, f"{name} fails without a '# needs:' comment saying why:\n{err}"
+    lines = err.splitlines()
+    assert lines[0].startswith("spamflow: config error: ") and len(lines) == 1 + len(needs), err
+    assert all(path in lines[0] for path, _ in needs), err  # the error is about what the comment names
+    assert lines[1:] == [f"spamflow: {config} needs {path}, which is not there: {how}" for path, how in needs]
+    for path, _ in needs:  # given what it needs, it validates
+        assert re.fullmatch(r"[\w./*-]+\.warc(\.gz)?", path), f"{name}: make {path} in this test"
+        _make(config.parent / path)
+    code, out, err = _validate(config, capsys)
+    assert code == 0, err
+    assert out.startswith(f"{config}: ok\n") and missing_needs(config) == []
+
+
+def test_a_needs_comment_is_only_repeated_while_its_file_is_missing(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text("# needs: warcs/*.warc.gz  copy your crawl here\nworkdir: out\ninput: {warc: [warcs/*.warc.gz]}\n"
+                      "detectors: {obvious: {}}\n")
+    code, _, err = _validate(config, capsys)
+    assert code == 2 and err.splitlines()[1:] == [
+        f"spamflow: {config} needs warcs/*.warc.gz, which is not there: copy your crawl here"]
+    _make(tmp_path / "warcs" / "*.warc.gz")
+    config.write_text(config.read_text() + "wrokers: 2\n")  # another mistake: no word about the needs
+    code, _, err = _validate(config, capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and "unknown key 'wrokers'" in err
