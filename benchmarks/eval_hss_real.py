@@ -24,10 +24,13 @@ so a page of another site joining a template site's clusters is counted.  Column
   number of clusters spanning several sites (mostly shared templates: WordPress themes,
   newspaper-chain CMSs; docs/hss.md lists them).
 
-Settings: the paper's (whole noise, k = 1, p = 20, t = 35), the default (``noise_window`` =
-16,000), other windows and check thresholds; ``graph`` rows take the connected components
-of the full thresholded Sim_b graph (all pairs) instead of the probing, to show what the
-probing misses.
+Settings: the default, which is the paper's (whole noise, n = 32, m = 128, k = 1, p = 20,
+t = 35), other check thresholds t and ``noise_window`` values; ``graph`` rows take the
+connected components of the full thresholded Sim_b graph (all pairs) instead of the
+probing, to show what the probing misses.  Then, for data.gov.uk, the similarity between
+its Drupal and its CKAN pages (the most matched dimensions, the highest exact Jaccard of
+the n-gram sets), and with ``--clusters`` the background's multi-site clusters of a
+setting (the default's, or those a window adds).
 """
 
 from __future__ import annotations
@@ -53,17 +56,14 @@ from spamflow_hss.probing import cluster_fingerprints  # noqa: E402
 
 N, M, K, P = 32, 128, 1, 20
 SETTINGS = [  # (label, noise_window, t, procedure)
-    ("paper", 0, 35, "probe"),
-    ("paper, graph", 0, 35, "graph"),
-    ("paper t=25", 0, 25, "probe"),
-    ("paper t=45", 0, 45, "probe"),
-    ("window 4000", 4000, 35, "probe"),
-    ("window 8000", 8000, 35, "probe"),
-    ("default (window 16000)", 16000, 35, "probe"),
-    ("default, graph", 16000, 35, "graph"),
-    ("window 16000 t=25", 16000, 25, "probe"),
-    ("window 16000 t=45", 16000, 45, "probe"),
-    ("window 32000", 32000, 35, "probe"),
+    ("default = paper", 0, 35, "probe"),
+    ("paper, full graph", 0, 35, "graph"),
+    ("t=25", 0, 25, "probe"),
+    ("t=45", 0, 45, "probe"),
+    ("noise_window 4000", 4000, 35, "probe"),
+    ("noise_window 4000 graph", 4000, 35, "graph"),
+    ("noise_window 8000", 8000, 35, "probe"),
+    ("noise_window 16000", 16000, 35, "probe"),
 ]
 
 
@@ -127,14 +127,17 @@ def evaluate(labels: np.ndarray, pages, sites: dict[str, list[int]], background:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of the orderings and probes")
+    ap.add_argument("--clusters", type=int, default=None, metavar="WINDOW",
+                    help="list the background's multi-site clusters at the first seed: with 0, the default's; "
+                         "with a window, those it makes that the default does not")
     args = ap.parse_args()
     if not (hss_real_pages.available() and hss_real_pages.template_sites_available()):
         sys.exit(f"needs the real pages under {hss_real_pages.SHARED_DATA}; it is absent")
     started = time.perf_counter()
     pages, sites, background = load()
-    over = sum(len(p.noise) - N + 1 > 2 * 16000 for p in pages)
-    print(f"{len(pages)} pages loaded in {time.perf_counter() - started:.0f} s; {over} of them have more than "
-          f"2 x 16,000 n-grams of noise (the only ones the default window changes)")
+    over = {w: sum(len(p.noise) - N + 1 > 2 * w for p in pages) for w in (4000, 16000)}
+    print(f"{len(pages)} pages loaded in {time.perf_counter() - started:.0f} s; pages with more than 2 x 4,000 / "
+          f"2 x 16,000 n-grams of noise (the ones a window changes): {over[4000]} / {over[16000]}")
     for seed in args.seeds:
         print(f"\nseed {seed}")
         cache: dict[int, np.ndarray] = {}
@@ -151,6 +154,41 @@ def main() -> None:
             print(f"{label:24s} | " + " | ".join(parts) + f" | same-site {hits}/{same} = {hits / same:.2f} | "
                   f"cross-site {cross}/{cross_total} = {100 * cross / cross_total:.3f} %, {multi} multi-site "
                   f"clusters ({multi_pages} pages)", flush=True)
+    software_split(pages, sites, args.seeds[0])
+    if args.clusters is not None:
+        list_clusters(pages, background, args.clusters, args.seeds[0])
+
+
+def software_split(pages, sites: dict[str, list[int]], seed: int) -> None:
+    """For each pair of generating programs of one site: the most dimensions a page of one
+    matches a page of the other on, and the highest exact Jaccard of their n-gram sets."""
+    fps = fingerprints(pages, 0, seed)
+    for name, rows in sites.items():
+        by_template = defaultdict(list)
+        for i in rows:
+            by_template[pages[i].template].append(i)
+        sets = {i: np.unique(window_ngram_hashes(pages[i].noise, N, 0)) for i in rows}
+        for (ta, ra), (tb, rb) in combinations(sorted(by_template.items()), 2):
+            matched = max(int(np.count_nonzero((fps[a] == fps[b]) & (fps[a] != EMPTY))) for a in ra for b in rb)
+            jaccard = max(len(np.intersect1d(sets[a], sets[b])) / len(np.union1d(sets[a], sets[b]))
+                          for a in ra for b in rb)
+            print(f"{name}: {ta} ({len(ra)} pages) against {tb} ({len(rb)} pages): at most {matched}/{M} matched "
+                  f"dimensions, exact Jaccard at most {jaccard:.3f}")
+
+
+def list_clusters(pages, background: list[int], window: int, seed: int) -> None:
+    def multi_site(w: int) -> set[frozenset[str]]:
+        labels = cluster_fingerprints(fingerprints(pages, w, seed), K, P, 35, seed)
+        members: dict[int, set[str]] = defaultdict(set)
+        for i in background:
+            members[int(labels[i])].add(pages[i].site)
+        return {frozenset(s) for s in members.values() if len(s) > 1}
+
+    shown = multi_site(window) - (multi_site(0) if window else set())
+    print(f"\nmulti-site clusters of the background at seed {seed}"
+          + (f" that noise_window {window} makes and the default does not" if window else "") + f": {len(shown)}")
+    for sites in sorted(shown, key=lambda s: (-len(s), sorted(s))):
+        print(f"  {len(sites):3d} sites: {', '.join(sorted(sites))}")
 
 
 if __name__ == "__main__":
