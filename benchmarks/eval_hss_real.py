@@ -60,6 +60,7 @@ SETTINGS = [  # (label, noise_window, t, procedure)
     ("paper, full graph", 0, 35, "graph"),
     ("t=25", 0, 25, "probe"),
     ("t=45", 0, 45, "probe"),
+    ("t=3, full graph", 0, 3, "graph"),  # the highest t that joins data.gov.uk's Drupal and CKAN pages
     ("noise_window 4000", 4000, 35, "probe"),
     ("noise_window 4000 graph", 4000, 35, "graph"),
     ("noise_window 8000", 8000, 35, "probe"),

@@ -96,3 +96,31 @@ def test_fingerprint_tables_and_the_mapreduce_job_apply_the_window(tmp_path):
         assert table.column("ngrams").to_pylist() == [max(len(x) - n + 1, 0) for x in noises]  # every n-gram
     doc_id, value = fingerprint_line("5\t" + json.dumps(noises[0]), n, m, 3, window)
     assert value.split("\t")[1] == expected[0].astype(">u8").tobytes().hex()
+
+
+def test_the_stage_passes_noise_window_to_both_fingerprinting_paths(tmp_path):
+    """Four pages of one template around unrelated 40,000-character content blocks, on four
+    domains, and two unrelated pages: one cluster of the four with noise_window 4000 (in
+    process and with the mrjob job), none with the default."""
+    from spamflow.detector import StageContext, StageOutputs
+    from spamflow_hss.detector import HSSDetector
+
+    rng = np.random.default_rng(5)
+    head, tail = _noise(rng, 5000), _noise(rng, 5000)
+    noises = [head + _noise(rng, 40000) + tail for _ in range(4)] + [_noise(rng, 50000) for _ in range(2)]
+    hosts = [f"h{i}.example" for i in range(6)]
+    (tmp_path / "pages").mkdir()
+    pq.write_table(pa.table({
+        "doc_id": pa.array(np.arange(6) + 100, pa.int64()), "snapshot": ["2026-01"] * 6,
+        "url": [f"http://{h}/" for h in hosts], "host": hosts, "domain": hosts, "ip": [None] * 6,
+        "noise": noises}), tmp_path / "pages" / "part-00000.parquet")
+    parse = StageOutputs("parse", tmp_path, {"pages": tmp_path / "pages"}, {})
+    for name, params in (("default", HSSParams()), ("window", HSSParams(noise_window=4000)),
+                         ("window-mr", HSSParams(noise_window=4000, mapreduce=True))):
+        outdir = tmp_path / name
+        outdir.mkdir()
+        result = HSSDetector().run(StageContext(params, {"parse": parse}, outdir))
+        clusters = [json.loads(line) for line in open(outdir / result.outputs["clusters"])]
+        expected = [] if name == "default" else [[100, 101, 102, 103]]
+        assert [sorted(c["members"]) for c in clusters] == expected
+        assert result.counts["noise_chars"] == sum(map(len, noises))
