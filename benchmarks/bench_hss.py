@@ -46,6 +46,7 @@ from spamflow.words import html_noise  # noqa: E402
 from spamflow_hss.cluster_table import centroid  # noqa: E402
 from spamflow_hss.fingerprint import fingerprint_hashes, matched_dimensions, orderings  # noqa: E402
 from spamflow_hss.ngram_hash import ngram_hashes  # noqa: E402
+from spamflow_hss.noise_window import window_ngram_hashes  # noqa: E402
 from spamflow_hss.probing import ProbeStats, cluster_fingerprints  # noqa: E402
 
 N, M = 32, 128
@@ -63,8 +64,9 @@ def best_of(rounds: int, run) -> float:
 
 
 def fingerprint_all(noises: list[str]) -> np.ndarray:
+    """What the stage does per page with the default noise_window (0: every n-gram)."""
     order = orderings(M, 0)
-    return np.stack([fingerprint_hashes(ngram_hashes(noise, N), order) for noise in noises])
+    return np.stack([fingerprint_hashes(window_ngram_hashes(noise, N, 0), order) for noise in noises])
 
 
 def datasketch_bytes(noises: list[str]) -> list:

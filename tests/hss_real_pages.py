@@ -1,6 +1,8 @@
 """Real HTML pages from ../shared/data for the HSS tests: (site, url, noise) of the
 trafilatura evaluation pages and the article-extraction benchmark (1,213 pages, 1,142
-sites).  A page's site is its host; for web.archive.org captures, the host of the archived
+sites); and the HTML responses of the real one-site crawls in warc-samples (data.gov.uk
+2014, a Japanese shop in ClueWeb09), with the software that generated each page where the
+page says it (``template``).  A page's site is its host; for web.archive.org captures, the host of the archived
 URL; for trafilatura's ``hard::`` entries without a URL, the domain their file is named
 after (``jamaicaobserver.com-attacks.html`` -> ``jamaicaobserver.com``), else the file.
 Mozilla Readability's pages are left out: their folder names (``rtl-1``..``rtl-4``) do not
@@ -22,6 +24,13 @@ from spamflow.words import html_noise
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TRAFILATURA = SHARED_DATA / "html-trafilatura-eval"
 ARTICLES = SHARED_DATA / "html-article-extraction-benchmark"
+WARC_SAMPLES = SHARED_DATA / "warc-samples"
+TEMPLATE_SITES = {  # WARC file -> the site it crawled (the file also holds a few pages of other hosts)
+    "ukwa-data.gov.uk-2014-a.warc.gz": "data.gov.uk",
+    "ukwa-data.gov.uk-2014-b-revisits.warc.gz": "data.gov.uk",
+    "clueweb09-ja-quirk.warc.gz": "www.uraharajuku.st",
+}
+_GENERATOR = re.compile(rb"""<meta\s+name=["']generator["']\s+content=["']([^"']*)""", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,9 @@ class RealPage:
     url: str
     html_bytes: int
     noise: str
+    template: str = ""
+    """What generated the page, where it says so: its meta generator (``Drupal 7``), or
+    ``Genshi`` for a page whose root declares Genshi's namespace (data.gov.uk's CKAN pages)."""
 
 
 def available() -> bool:
@@ -45,8 +57,36 @@ def _site_of(url: str) -> str:
     return host
 
 
-def _page(site: str, url: str, body: bytes) -> RealPage:
-    return RealPage(site, url, len(body), html_noise(decode_html(body, "text/html").text))
+def _page(site: str, url: str, body: bytes, content_type: str = "text/html") -> RealPage:
+    return RealPage(site, url, len(body), html_noise(decode_html(body, content_type).text), _template(body))
+
+
+def _template(body: bytes) -> str:
+    generator = _GENERATOR.search(body[:65536])
+    if generator:
+        return generator.group(1).decode("ascii", "replace").split(" (")[0]
+    return "Genshi" if b"http://genshi.edgewall.org/" in body[:4096] else ""
+
+
+def template_sites_available() -> bool:
+    return all((WARC_SAMPLES / name).exists() for name in TEMPLATE_SITES)
+
+
+@functools.cache
+def warc_pages(name: str) -> tuple[RealPage, ...]:
+    """The HTML responses of one WARC file of warc-samples (noise computed as parse does),
+    read with warcio: ClueWeb09's WARC/0.18 dialect is read as it is."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    pages = []
+    with open(WARC_SAMPLES / name, "rb") as fh:
+        for record in ArchiveIterator(fh, arc2warc=True):
+            content_type = record.http_headers.get_header("Content-Type") if record.http_headers else None
+            if record.rec_type != "response" or "html" not in (content_type or ""):
+                continue
+            url = record.rec_headers.get_header("WARC-Target-URI")
+            pages.append(_page(_site_of(url), url, record.content_stream().read(), content_type))
+    return tuple(pages)
 
 
 @functools.cache

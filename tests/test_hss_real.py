@@ -1,6 +1,8 @@
 """HSS on ~1,200 real pages from ../shared/data (trafilatura evaluation corpus and the
 article-extraction benchmark): Sim_b against the exact resemblance of the n-gram sets (the
-paper's Figure 1), and clustering by site.  Skips when the shared data is absent."""
+paper's Figure 1), and clustering by site; and on the real one-site crawls of warc-samples
+(data.gov.uk 2014, a ClueWeb09 shop) clustered together with those pages: recall inside a
+template, no page of another site joining.  Skips when the shared data is absent."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import pytest
 
 from spamflow_hss.fingerprint import fingerprint_hashes, matched_dimensions, orderings
 from spamflow_hss.ngram_hash import ngram_hashes
+from spamflow_hss.noise_window import window_ngram_hashes
+from spamflow_hss.params import HSSParams
 from spamflow_hss.probing import ProbeStats, cluster_fingerprints
 
 N, M = 32, 128
@@ -88,5 +92,96 @@ def test_pages_of_one_site_cluster_together_and_unrelated_sites_do_not(corpus):
     print(f"{len(pages)} pages, {len(set(sites))} sites, {len(same_site)} same-site pairs: pairwise recall {recall:.3f}; "
           f"{len(clusters)} clusters of {clustered} pages, purity by site {purity:.3f}; "
           f"cross-site pairs merged {cross_pairs_merged}/{cross_pairs} = {cross_pairs_merged / cross_pairs:.5f}")
-    assert recall >= 0.75
-    assert cross_pairs_merged / cross_pairs < 0.002
+    # measured with the defaults over seeds 0-4 (benchmarks/eval_hss_real.py): recall 0.84-0.86,
+    # 419-523 cross-site pairs = 0.057-0.071 %, 30-34 multi-site clusters (shared templates:
+    # wordpress.com, newspaper chains; docs/hss.md); bounds leave room for another seed's luck
+    assert recall >= 0.80
+    assert cross_pairs_merged / cross_pairs < 0.001
+    assert sum(len({sites[i] for i in c}) > 1 for c in clusters) <= 40
+
+
+@pytest.fixture(scope="module")
+def with_template_sites(corpus):
+    """The background pages followed by the HTML pages of the one-site crawls, and per crawl
+    file the rows of the pages of the site it crawled."""
+    if not hss_real_pages.template_sites_available():
+        pytest.skip(f"needs the one-site crawls under {hss_real_pages.WARC_SAMPLES}; they are absent here")
+    pages = list(corpus[0])
+    crawls: dict[str, list[int]] = {}
+    for name, site in hss_real_pages.TEMPLATE_SITES.items():
+        crawl = hss_real_pages.warc_pages(name)
+        crawls[name] = [len(pages) + i for i, page in enumerate(crawl) if page.site == site]
+        pages += crawl
+    return pages, crawls
+
+
+def _cluster(pages, params: HSSParams) -> np.ndarray:
+    order = orderings(params.m, params.seed)
+    fps = np.stack([fingerprint_hashes(window_ngram_hashes(p.noise, params.n, params.noise_window), order)
+                    for p in pages])
+    return cluster_fingerprints(fps, params.k, params.p, params.t, params.seed,
+                                max_representatives=params.max_representatives)
+
+
+def _recall(labels: np.ndarray, rows: list[int]) -> float:
+    pairs = list(combinations(rows, 2))
+    return sum(labels[a] == labels[b] for a, b in pairs) / len(pairs)
+
+
+def _foreign(labels: np.ndarray, pages, rows: list[int]) -> list[str]:
+    """Pages of other sites in the clusters (of 2+ pages) holding ``rows``."""
+    own = {int(labels[i]) for i in rows if np.count_nonzero(labels == labels[i]) > 1}
+    return [p.url for i, p in enumerate(pages) if int(labels[i]) in own and p.site != pages[rows[0]].site]
+
+
+def test_data_gov_uk_clusters_by_the_software_that_made_the_page(with_template_sites):
+    """data.gov.uk in 2014 served 28 of these pages from Drupal 7 and 7 (/data/..., /publisher)
+    from CKAN's Genshi templates, each page says which.  The two share a look (CSS, header)
+    but no markup: a Drupal page matches a CKAN page on at most 4 of 128 dimensions (exact
+    Jaccard 0.020 at most), so HSS, whatever its thresholds, sees two templates, and the
+    site's pair recall stays at most (378 + 21) / 595 = 0.67.  Inside each template: every
+    Drupal pair is in one cluster, and no page of another site joins."""
+    pages, crawls = with_template_sites
+    labels = _cluster(pages, HSSParams())
+    gov = crawls["ukwa-data.gov.uk-2014-a.warc.gz"]
+    assert len(gov) == 35
+    drupal = [i for i in gov if pages[i].template == "Drupal 7"]
+    ckan = [i for i in gov if pages[i].template == "Genshi"]
+    assert len(drupal) == 28 and len(ckan) == 7
+    assert _recall(labels, drupal) == 1.0
+    assert not {int(labels[i]) for i in drupal} & {int(labels[i]) for i in ckan}
+    assert _foreign(labels, pages, gov) == []
+    order = orderings(128, 0)
+    fps = {i: fingerprint_hashes(ngram_hashes(pages[i].noise, 32), order) for i in gov}
+    assert max(int(matched_dimensions(fps[a], fps[b])) for a in drupal for b in ckan) <= 8
+    print(f"data.gov.uk: site pair recall {_recall(labels, gov):.3f}, Drupal {_recall(labels, drupal):.2f}, "
+          f"CKAN {_recall(labels, ckan):.2f}")
+
+
+def test_noise_window_joins_a_giant_listing_page_to_its_template(with_template_sites):
+    """data.gov.uk's /data/site-usage is a 780 KB CKAN page, a statistics table between the
+    CKAN header and footer: 32,698 distinct n-grams, 4,000-8,000 for its 6 siblings.  Over
+    the whole noise it matches them on at most 9 of 128 dimensions and stays alone; over its
+    first and last 4,000 n-grams it joins them: every CKAN pair in one cluster, for every
+    seed tried, with no page of another site in the cluster (measured seeds 0-5)."""
+    pages, crawls = with_template_sites
+    ckan = [i for i in crawls["ukwa-data.gov.uk-2014-a.warc.gz"] if pages[i].template == "Genshi"]
+    usage = [i for i in ckan if pages[i].url.endswith("/data/site-usage")]
+    assert len(ckan) == 7 and len(usage) == 1
+    for seed in (0, 1, 2):
+        whole = _cluster(pages, HSSParams(seed=seed))
+        assert np.count_nonzero(whole == whole[usage[0]]) == 1
+        windowed = _cluster(pages, HSSParams(seed=seed, noise_window=4000))
+        assert _recall(windowed, ckan) == 1.0
+        assert _foreign(windowed, pages, ckan) == []
+
+
+def test_a_one_template_shop_and_a_recrawl_are_one_cluster_each(with_template_sites):
+    """ClueWeb09's 29 pages of a Japanese shop and the 7 Drupal pages of data.gov.uk's
+    re-crawl: one cluster each with the defaults (the paper's parameters), nobody else in it."""
+    pages, crawls = with_template_sites
+    labels = _cluster(pages, HSSParams())
+    shop, recrawl = crawls["clueweb09-ja-quirk.warc.gz"], crawls["ukwa-data.gov.uk-2014-b-revisits.warc.gz"]
+    assert len(shop) == 29 and len(recrawl) == 7
+    for rows in (shop, recrawl):
+        assert _recall(labels, rows) == 1.0 and _foreign(labels, pages, rows) == []

@@ -73,13 +73,14 @@ class HSSDetector(Detector):
         if params.mapreduce:
             counts: Counter[str] = Counter(fingerprint_pages_mapreduce(
                 parts, ctx.outdir / "fingerprints", ctx.outdir / "work", params.n, params.m, params.seed,
-                ctx.settings.runner, ctx.settings.runner_args))
+                ctx.settings.runner, ctx.settings.runner_args, window=params.noise_window))
         else:
             total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
             with tqdm(total=total, desc="hss fingerprints", unit="page",
                       disable=None if ctx.settings.progress else True) as bar:
                 counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
-                                                   params.seed, ctx.settings.workers, done=bar.update))
+                                                   params.seed, ctx.settings.workers, done=bar.update,
+                                                   window=params.noise_window))
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
         clusters, assignment, summary = cluster_snapshots(table, params, counts,
                                                           progress=ctx.settings.progress)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from spamflow_hss.ngram_hash import MASK64, ngram_hashes
+from spamflow_hss.ngram_hash import MASK64
+from spamflow_hss.noise_window import window_ngram_hashes
 
 U64 = npt.NDArray[np.uint64]
 EMPTY = np.uint64(MASK64)
@@ -69,9 +70,10 @@ def orderings(m: int, seed: int) -> Orderings:
     return Orderings(m, seed, masks, rotations)
 
 
-def fingerprint(noise: str, n: int, m: int, seed: int = 0) -> U64:
-    """Procedure 1 over every n-gram of ``noise``: the (m,) fingerprint vector."""
-    return fingerprint_hashes(ngram_hashes(noise, n), orderings(m, seed))
+def fingerprint(noise: str, n: int, m: int, seed: int = 0, window: int = 0) -> U64:
+    """Procedure 1 over the n-grams of ``noise`` (every one with window = 0; else the first
+    and last ``window``, see noise_window.py): the (m,) fingerprint vector."""
+    return fingerprint_hashes(window_ngram_hashes(noise, n, window), orderings(m, seed))
 
 
 def fingerprint_hashes(hashes: U64, order: Orderings) -> U64:

@@ -12,15 +12,16 @@ from mrjob.job import MRJob
 from mrjob.protocol import RawProtocol, RawValueProtocol
 
 from spamflow_hss.fingerprint import fingerprint_hashes, orderings
-from spamflow_hss.ngram_hash import ngram_hashes
+from spamflow_hss.noise_window import ngram_count, window_ngram_hashes
 
 
-def fingerprint_line(line: str, n: int, m: int, seed: int) -> tuple[str, str]:
-    """One input line to (doc_id, ``ngrams<TAB>hex fingerprint``)."""
-    doc_id, noise = line.split("\t", 1)
-    hashes = ngram_hashes(json.loads(noise), n)
-    vector = fingerprint_hashes(hashes, orderings(m, seed))
-    return doc_id, f"{len(hashes)}\t{vector.astype('>u8').tobytes().hex()}"
+def fingerprint_line(line: str, n: int, m: int, seed: int, window: int = 0) -> tuple[str, str]:
+    """One input line to (doc_id, ``ngrams<TAB>hex fingerprint``): ngrams counts every n-gram of
+    the noise, the fingerprint is over the first and last ``window`` (all with 0)."""
+    doc_id, text = line.split("\t", 1)
+    noise = json.loads(text)
+    vector = fingerprint_hashes(window_ngram_hashes(noise, n, window), orderings(m, seed))
+    return doc_id, f"{ngram_count(noise, n)}\t{vector.astype('>u8').tobytes().hex()}"
 
 
 class MRFingerprint(MRJob):
@@ -32,9 +33,11 @@ class MRFingerprint(MRJob):
         self.add_passthru_arg("--n", type=int, required=True, help="characters per n-gram")
         self.add_passthru_arg("--m", type=int, required=True, help="fingerprint dimensions")
         self.add_passthru_arg("--seed", type=int, required=True, help="seed of the orderings")
+        self.add_passthru_arg("--window", type=int, default=0,
+                              help="fingerprint the first and last WINDOW n-grams of a page (0: all)")
 
     def mapper(self, _, line):
-        yield fingerprint_line(line, self.options.n, self.options.m, self.options.seed)
+        yield fingerprint_line(line, self.options.n, self.options.m, self.options.seed, self.options.window)
 
 
 if __name__ == "__main__":

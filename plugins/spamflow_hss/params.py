@@ -16,6 +16,11 @@ class HSSParams(DetectorParams):
     p: int = Field(20, ge=1, description="probes: random k-subsets of the m dimensions (section 3.4)")
     t: int = Field(35, ge=1, description="check threshold: a pair is an edge if it matches on more than t "
                                          "of the m dimensions, Sim_b > t/m (section 3.4)")
+    noise_window: int = Field(0, ge=0, description=(
+        "0 (the paper's preprocessing): fingerprint every n-gram of a page's HTML noise.  N > 0: only its first "
+        "and last N n-grams, where a template is, and not a huge content block between them (pages with at most "
+        "2N n-grams are fingerprinted whole).  Joins a site's giant listing pages to their template, but also "
+        "unrelated modern pages that share third-party boilerplate in their head; measured in docs/hss.md"))
     seed: int = Field(0, ge=0, description="seed of the m orderings sigma_i and of the probe subsets")
     max_representatives: int = Field(64, ge=1, description=(
         "most representatives one bucket is checked against per probe (quasi-transitivity, section 3.4.1); "
