@@ -37,7 +37,7 @@ def neighbour_mean_var(rows: sp.csr_matrix, values: np.ndarray) -> tuple[np.ndar
 
 def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float = 1e-10,
                     trust_seeds: np.ndarray | None = None, exact_max_nodes: int = 5000,
-                    hll_log2_registers: int = 7, seed: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
+                    hll_log2_registers: int = 7, seed: int = 0, progress: bool | None = False) -> dict[str, np.ndarray]:
     """Every static feature of every node of the graph (self-links must already be gone)."""
     a = sp.csr_matrix(adjacency, dtype=np.float64)
     b = a.copy()

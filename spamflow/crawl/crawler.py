@@ -17,12 +17,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
-from tqdm import tqdm
 
 from spamflow.crawl.filters import UrlFilter, parse_filter
 from spamflow.crawl.frontier import HostQueue, SpillFile
@@ -36,6 +35,10 @@ from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
 from spamflow.crawl.workbench import VisitState, Workbench
 from spamflow.domains import registered_domain
 from spamflow.errors import SpamflowError
+from spamflow.progress import progress_bar
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 REDIRECTS = (301, 302, 303, 307, 308)
 _DROP_HEADERS = ("transfer-encoding",)  # the body is stored de-chunked
@@ -77,7 +80,7 @@ class _Resolver(AbstractResolver):
 
 class Crawler:
     def __init__(self, settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
-                 progress: bool = False) -> None:
+                 progress: bool | None = False) -> None:
         self.s = settings
         self.dir = directory
         self.base_dir = base_dir
@@ -429,7 +432,7 @@ class Crawler:
                                          ssl=self.s.verify_tls)  # True: default verification; False: none
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.s.connect_timeout,
                                         sock_read=self.s.read_timeout)
-        bar = tqdm(desc=f"crawl {self.s.snapshot}", unit="page", disable=not self.progress, mininterval=0.5)
+        bar = progress_bar(desc=f"crawl {self.s.snapshot}", unit="page", setting=self.progress, mininterval=0.5)
         try:
             self._resume(seeds)
             async with aiohttp.ClientSession(
@@ -494,7 +497,8 @@ class Crawler:
         self.counts["front_max"] = front_max
 
 
-def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."), progress: bool = False) -> CrawlSummary:
+def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
+          progress: bool | None = False) -> CrawlSummary:
     """Crawl one snapshot into ``directory`` (resuming what is there); WARCs go to ``directory/warc/``."""
     summary = asyncio.run(Crawler(settings, directory, base_dir, progress).run())
     (directory / "summary.json").write_text(json.dumps(
