@@ -4,6 +4,7 @@ requested again (the server's log says so)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -76,6 +77,26 @@ def test_sigkill_and_resume_lose_nothing_and_refetch_nothing_stored(tmp_path):
     requests = Counter(f"http://{h.host}{h.path}" for h in web.log)
     # only pages in flight at a kill may have been requested twice (at most one per IP per kill)
     assert sum(n - 1 for u, n in requests.items() if n > 1) <= kills * 2 + 3
+    # the counts the last run reports are the whole crawl's: those of a crawl never killed
+    resumed = json.loads((out / "k" / "summary.json").read_text())["counts"]
+    with LoopbackWeb(handler, HOSTS) as web:
+        config.write_text(yaml.safe_dump({"workdir": "run", "input": {"crawl": {
+            "snapshot": "k", "seeds": [f"http://{h}/" for h in HOSTS], "scope": "any", "resolve": web.pins,
+            "host_delay": 0.0, "ip_delay": 0.0, "max_depth": 100}}}))
+        once = _run(config, tmp_path / "once")
+        once_stdout, once_stderr = once.communicate(timeout=120)
+        assert once.returncode == 0, once_stderr.decode()
+    whole = json.loads((tmp_path / "once" / "k" / "summary.json").read_text())["counts"]
+    assert whole["pages"] == len(expected) and whole["resumed_pages"] == 0
+    assert _whole_crawl(resumed) == _whole_crawl(whole)
+    assert stdout.split(b";")[0] == once_stdout.split(b";")[0]  # "k: 123 pages, N bytes, 3 errors, 0 pending"
+
+
+def _whole_crawl(counts: dict[str, int]) -> dict[str, int]:
+    """The counts that describe the crawl, not the last run (its time, what it resumed) nor
+    the order of the links' discovery (seen_before: links of a page cut by a kill)."""
+    session = {"seconds", "front_max", "resume_bytes_cut", "resumed_pages", "resumed_pending", "urls_seen_before"}
+    return {k: v for k, v in counts.items() if k not in session and v}
 
 
 def read_crawl_tolerant(directory: Path):
