@@ -85,7 +85,7 @@ def test_no_bars_when_stderr_is_not_a_terminal_and_bars_with_progress(tmp_path):
         off = _spamflow("crawl", "-c", str(config), "--out", "crawl-off", "--no-progress", cwd=tmp_path)
     assert default.returncode == 0 and forced.returncode == 0 and off.returncode == 0, (default.stderr, forced.stderr)
     for quiet in (default, off):
-        assert "crawl bars" not in quiet.stderr and "parse" not in quiet.stderr and "\r" not in quiet.stderr
+        assert "crawl bars" not in quiet.stderr and "parse:" not in quiet.stderr and "\r" not in quiet.stderr
     assert "crawl bars" in forced.stderr and "parse:" in forced.stderr  # tqdm's "desc: ..." lines
 
 
