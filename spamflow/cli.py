@@ -46,7 +46,16 @@ def _add_run_options(p: argparse.ArgumentParser, workdir_help: str) -> None:
     p.add_argument("--scheduler-port", type=int, help="central luigid port (default 8082)")
     p.add_argument("--local-scheduler", action="store_true",
                    help="use Luigi's local scheduler even if the config names a luigid")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_progress_options(p)
+
+
+def _add_progress_options(p: argparse.ArgumentParser) -> None:
+    """``args.progress``: None (bars only when stderr is a terminal), True or False."""
+    bars = p.add_mutually_exclusive_group()
+    bars.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    bars.add_argument("--progress", dest="progress", action="store_true",
+                      help="progress bars even when stderr is not a terminal (default: only on a terminal)")
+    p.set_defaults(progress=None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "moment, the same command on the same DIR continues without refetching what is stored."))
     p.add_argument("-c", "--config", required=True, help="YAML config file with an input.crawl section")
     p.add_argument("--out", help="crawl directory (default: <workdir>/crawl)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_progress_options(p)
 
     for name, what in (("plugins", "loaded plugins: name, version, origin, hooks"),
                        ("detectors", "registered detectors: name, plugin, version, parameter schema")):
@@ -186,8 +195,7 @@ def _crawl(args: argparse.Namespace, config: Any) -> int:
         raise ConfigError(f"{config.where()}: input: `spamflow crawl` needs an input.crawl section")
     out = Path(args.out) if args.out else config.workdir / "crawl"
     for settings in crawls:
-        progress = not args.no_progress and sys.stderr.isatty()
-        summary = crawl(settings, out / settings.snapshot, config.base_dir, progress=progress)
+        summary = crawl(settings, out / settings.snapshot, config.base_dir, progress=args.progress)
         counts = summary.counts
         errors = sum(v for k, v in counts.items() if k.startswith("errors_"))
         print(f"{settings.snapshot}: {counts.get('pages', 0)} pages, {counts.get('body_bytes', 0)} bytes, "
@@ -197,6 +205,7 @@ def _crawl(args: argparse.Namespace, config: Any) -> int:
 
 
 def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
+    from spamflow.console import stage_line
     from spamflow.detector import RunSettings
     from spamflow_workflows import run_pipeline
 
@@ -204,15 +213,13 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
     settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
                            workers=args.workers or model.workers,
                            strict=model.strict if args.strict is None else args.strict,
-                           progress=not args.no_progress)
+                           progress=args.progress)
     host = None if args.local_scheduler else (args.scheduler_host or model.scheduler.host)
     port = args.scheduler_port or model.scheduler.port
     outcome = run_pipeline(config, plugins, settings, scheduler_host=host, scheduler_port=port)
     manifest = json.loads(outcome.manifest.read_text())
     for name, stage in manifest["stages"].items():
-        state = ("ran" if stage.get("ran_now") else "cached") if stage.get("complete") else "NOT DONE"
-        counts = ", ".join(f"{k}={v}" for k, v in list(stage.get("counts", {}).items())[:6])
-        print(f"  {name:<12} {state:<8} {counts}")
+        print(stage_line(name, stage))
     print(f"run.json: {outcome.manifest}")
     if outcome.ok and args.command == "demo":
         stages = manifest["stages"]

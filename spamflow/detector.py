@@ -128,7 +128,9 @@ class RunSettings:
     """Extra mrjob command-line options for the runner, e.g. ``("--spark-master", "local[2]")``."""
     workers: int = 1
     strict: bool = False
-    progress: bool = True
+    progress: bool | None = None
+    """Progress bars: True always, False never, None when stderr is a terminal
+    (:func:`spamflow.progress.progress_bar` applies it)."""
 
 
 @dataclass

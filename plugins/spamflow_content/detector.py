@@ -13,9 +13,9 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import scipy.sparse as sp
-from tqdm import tqdm
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.progress import progress_bar
 from spamflow_content import bm25, temporal
 from spamflow_content.corpus import CorpusStats, WordCounter
 from spamflow_content.host_features import host_features
@@ -45,7 +45,7 @@ class ContentDetector(Detector):
 
 
 def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: CorpusStats | None,
-              counts: Counter[str], progress: bool = False) -> StageResult:
+              counts: Counter[str], progress: bool | None = False) -> StageResult:
     """Everything the stage writes, from a page dataset; ``stats`` given means incremental."""
     index = _page_index(pages, params.max_pages, counts, progress)
     sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
@@ -148,7 +148,7 @@ def _write_bm25(tf: sp.csr_matrix, terms: bm25.TermIndex, hosts: list[str], snap
                        avdl=avdl_of, n_hosts=n_hosts, k1=params.k1, b=params.b)
 
 
-def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progress: bool) -> pa.Table:
+def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progress: bool | None) -> pa.Table:
     """One row per page with a host: doc_id, snapshot, host, url and the sampling flags."""
     table = pages.to_table(columns=["doc_id", "snapshot", "host", "url"])
     counts["pages"] = table.num_rows
@@ -188,8 +188,8 @@ def _lists(column: pa.ChunkedArray | pa.Array) -> pa.ListArray:
 
 
 def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | None, total: int, desc: str,
-             progress: bool):
-    bar = tqdm(total=total, unit="page", desc=desc, disable=not progress, leave=False)
+             progress: bool | None):
+    bar = progress_bar(total=total, unit="page", desc=desc, setting=progress, leave=False)
     try:
         for batch in pages.to_batches(columns=columns, filter=filter_, batch_size=BATCH_ROWS, batch_readahead=2,
                                       fragment_readahead=1):

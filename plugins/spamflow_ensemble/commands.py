@@ -155,7 +155,7 @@ def _labelled(args: argparse.Namespace, table: FeatureTable, ips: Any) -> tuple[
     return rows, y, groups, info
 
 
-def _estimator(args: argparse.Namespace, progress: bool = True) -> Any:
+def _estimator(args: argparse.Namespace, progress: bool | None = None) -> Any:
     from spamflow_ensemble.selection import EnsembleSelection
 
     return EnsembleSelection(library=args.library, n_folds=args.folds, n_init=args.init, n_iterations=args.iterations,
@@ -234,7 +234,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         tr = np.array([s == args.train_snapshot for s in rows.snapshot])
         ev = evaluate_split(estimator, rows.X[tr], y[tr], None if groups is None else groups[tr], rows.X[~tr], y[~tr])
     else:
-        ev = cross_validate(estimator, rows.X, y, groups, args.outer_folds, progress=not args.no_progress)
+        progress = False if args.no_progress else None  # None: bars only on a terminal
+        ev = cross_validate(estimator, rows.X, y, groups, args.outer_folds, progress=progress)
     summary = {"source": source, **info, "features": len(rows.features), "feature_groups": sorted(rows.groups),
                "library": args.library, **ev.summary(),
                "ensembles": [[{"model": m, "weight": round(w, 6)} for m, w in e] for e in ev.ensembles],

@@ -81,7 +81,7 @@ class ClassifyParams(DetectorParams):
         return value
 
 
-def estimator_from(params: ClassifyParams | Mapping, progress: bool = False) -> EnsembleSelection:
+def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = False) -> EnsembleSelection:
     p = params if isinstance(params, BaseModel) else ClassifyParams(**params)
     assert isinstance(p, ClassifyParams)
     return EnsembleSelection(library=p.library, n_folds=p.folds, n_init=p.init, n_iterations=p.iterations,

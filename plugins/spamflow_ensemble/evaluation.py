@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import roc_curve
-from tqdm import tqdm
 
+from spamflow.progress import progress_bar
 from spamflow_ensemble.fastauc import auc
 from spamflow_ensemble.selection import EnsembleSelection, make_folds, spam_probability
 
@@ -72,7 +72,7 @@ def evaluate_split(estimator: EnsembleSelection, X_train: np.ndarray, y_train: n
 
 
 def cross_validate(estimator: EnsembleSelection, X: np.ndarray, y: np.ndarray, groups: np.ndarray | None,
-                   n_folds: int = 5, progress: bool = True) -> Evaluation:
+                   n_folds: int = 5, progress: bool | None = None) -> Evaluation:
     """Outer (grouped, stratified) k-fold: each host scored by models trained without its group."""
     folds = make_folds(y, groups, n_folds, estimator.random_state + 1)
     ens = np.zeros(len(y))
@@ -80,7 +80,7 @@ def cross_validate(estimator: EnsembleSelection, X: np.ndarray, y: np.ndarray, g
     fam: dict[str, np.ndarray] = {}
     grp: dict[str, np.ndarray] = {}
     chosen = []
-    for train, test in tqdm(folds, desc="outer folds", disable=not progress):
+    for train, test in progress_bar(folds, desc="outer folds", setting=progress):
         ev = evaluate_split(estimator, X[train], y[train], None if groups is None else groups[train], X[test], y[test])
         ens[test], base[test] = ev.ensemble, ev.baseline
         for store, part in ((fam, ev.by_family), (grp, ev.by_group)):

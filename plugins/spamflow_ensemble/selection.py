@@ -31,8 +31,8 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
-from tqdm import tqdm
 
+from spamflow.progress import progress_bar, progress_on
 from spamflow_ensemble.binning import bins_for, quantile_edges, to_bins
 from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble, spam_column
 from spamflow_ensemble.compression import fit_mimic
@@ -133,7 +133,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
                  models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
                  n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5,
                  tree_bins: int | str = "auto", compress: int = 0, random_state: int = 0, n_jobs: int = 1,
-                 progress: bool = False) -> None:
+                 progress: bool | None = False) -> None:
         self.library = library
         self.feature_groups = feature_groups
         self.models = models
@@ -196,8 +196,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
                 for i, f in tasks)
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
         fitted_iter = runner(jobs)
-        if self.progress:
-            fitted_iter = tqdm(fitted_iter, total=len(tasks), desc="library models x folds", unit="fit")
+        fitted_iter = progress_bar(fitted_iter, total=len(tasks), desc="library models x folds", unit="fit",
+                                   setting=self.progress)
         fold_models: list[list[Any]] = [[None] * len(folds) for _ in cands]
         oof = np.zeros((len(y01), len(cands)))
         for (i, f), model in zip(tasks, fitted_iter):
@@ -220,7 +220,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         if self.compress < 0:
             raise ValueError(f"compress must be 0 (off) or a number of MUNGE passes, not {self.compress}")
         if self.compress:
-            if self.progress:
+            if progress_on(self.progress):
                 print(f"model compression: labelling {self.compress}x{len(X):,} synthetic hosts", file=sys.stderr)
             self.mimic_, self.mimic_hosts_ = fit_mimic(X, self.scores, self.compress, self.random_state)
         return self

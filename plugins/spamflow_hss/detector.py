@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from tqdm import tqdm
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.progress import progress_bar
 from spamflow_hss.cluster_table import centroid, rank_key
 from spamflow_hss.fingerprint_table import (
     fingerprint_pages,
@@ -76,8 +76,8 @@ class HSSDetector(Detector):
                 ctx.settings.runner, ctx.settings.runner_args, window=params.noise_window))
         else:
             total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
-            with tqdm(total=total, desc="hss fingerprints", unit="page",
-                      disable=None if ctx.settings.progress else True) as bar:
+            with progress_bar(total=total, desc="hss fingerprints", unit="page",
+                              setting=ctx.settings.progress) as bar:
                 counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
                                                    params.seed, ctx.settings.workers, done=bar.update,
                                                    window=params.noise_window))
@@ -101,7 +101,7 @@ class HSSDetector(Detector):
 
 
 def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str],
-                      progress: bool = False) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
+                      progress: bool | None = False) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
     """Procedure 2 on each snapshot's fingerprints: the ranked cluster records, the per-page
     assignment table and a summary of the probing."""
     clusters: list[dict[str, Any]] = []
@@ -109,7 +109,7 @@ def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str],
     per_snapshot: dict[str, Any] = {}
     rng = np.random.default_rng(params.seed)
     snapshots = sorted(set(table.column("snapshot").to_pylist()))
-    for snapshot in tqdm(snapshots, desc="hss clusters", disable=None if progress else True):
+    for snapshot in progress_bar(snapshots, desc="hss clusters", setting=progress):
         rows = np.flatnonzero(pc.equal(table.column("snapshot"), snapshot).to_numpy(zero_copy_only=False))
         part = table.take(pa.array(rows))
         fingerprints = read_fingerprints(part, params.m)

@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import scipy.sparse as sp
-from tqdm import tqdm
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import registered_domain
+from spamflow.progress import progress_bar
 from spamflow_links.hostgraph import HostGraph, build_host_graph, node_index
 from spamflow_links.params import LinksParams
 from spamflow_links.ranks import kappa, rank_density
@@ -34,13 +34,13 @@ def feature_table(keys: dict[str, pa.Array], features: dict[str, np.ndarray], ro
     return pa.table(data)
 
 
-def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool) -> tuple[np.ndarray, list[HostGraph]]:
+def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None) -> tuple[np.ndarray, list[HostGraph]]:
     """The node index over all snapshots and one host graph per snapshot, in snapshot order."""
     keys = pages.to_table(columns=["snapshot", params.nodes])
     snapshots = sorted(s for s in pc.unique(keys["snapshot"]).to_pylist() if s is not None)
     index = node_index([keys[params.nodes]])
     graphs = []
-    for snapshot in tqdm(snapshots, desc="host graphs", unit="snapshot", disable=not progress):
+    for snapshot in progress_bar(snapshots, desc="host graphs", unit="snapshot", setting=progress):
         batches = pages.to_batches(columns=PAGE_COLUMNS, filter=pc.field("snapshot") == snapshot, batch_size=4096)
         graphs.append(build_host_graph(snapshot, batches, index, nodes=params.nodes, nofollow=params.nofollow,
                                        to_domain=registered_domain))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm import tqdm
+
+from spamflow.progress import progress_bar
 
 
 def supporters_exact(adjacency: sp.spmatrix, max_k: int = 4) -> dict[int, np.ndarray]:
@@ -85,7 +86,7 @@ def _max_over_neighbours(rows: sp.csr_matrix, regs: np.ndarray) -> np.ndarray:
 
 
 def supporters_hll(adjacency: sp.spmatrix, max_k: int = 4, log2m: int = 7, seed: int = 0,
-                   progress: bool = False) -> dict[int, np.ndarray]:
+                   progress: bool | None = False) -> dict[int, np.ndarray]:
     """Estimated supporters at distance exactly k: HLL(ball_k) - HLL(ball_{k-1}), clipped at 0
     (standard error of each ball about 1.04 / sqrt(2^log2m))."""
     a = sp.csr_matrix(adjacency)
@@ -94,7 +95,7 @@ def supporters_hll(adjacency: sp.spmatrix, max_k: int = 4, log2m: int = 7, seed:
     regs = hll_init(a.shape[0], log2m, seed)
     previous = hll_estimate(regs)
     out: dict[int, np.ndarray] = {}
-    for k in tqdm(range(1, max_k + 1), desc="neighbours (HyperLogLog)", disable=not progress):
+    for k in progress_bar(range(1, max_k + 1), desc="neighbours (HyperLogLog)", setting=progress):
         regs = np.maximum(regs, _max_over_neighbours(in_rows, regs))
         size = hll_estimate(regs)
         out[k] = np.clip(size - previous, 0.0, None)

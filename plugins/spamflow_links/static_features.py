@@ -51,7 +51,7 @@ def rank_matrix(adjacency: sp.spmatrix, rank_weights: Literal["binary", "counts"
 
 def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float = 1e-10,
                     trust_seeds: np.ndarray | None = None, exact_max_nodes: int = 5000,
-                    hll_log2_registers: int = 7, seed: int = 0, progress: bool = False,
+                    hll_log2_registers: int = 7, seed: int = 0, progress: bool | None = False,
                     rank_weights: Literal["binary", "counts"] = "binary") -> dict[str, np.ndarray]:
     """Every static feature of every node of the graph (self-links must already be gone).
     Degrees and neighbourhoods use the 0/1 pattern; ranks use ``rank_matrix(rank_weights)``."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm import tqdm
 
+from spamflow.progress import progress_bar
 from spamflow_links.psimrank import psimrank
 from spamflow_links.static_features import neighbour_mean_var, ratio
 from spamflow_links.temporal_rates import rate_features
@@ -50,14 +50,14 @@ def similarity_columns(name: str, sim: dict[int, np.ndarray], neighbours: sp.csr
 def temporal_features(a0: sp.spmatrix, a1: sp.spmatrix, crawled0: np.ndarray, crawled1: np.ndarray,
                       words0: np.ndarray, words1: np.ndarray, *, xjaccard_c: float = 0.1, psimrank_c: float = 0.15,
                       fingerprints: int = 64, exact_max_nodes: int = 5000, seed: int = 0,
-                      progress: bool = False) -> dict[str, np.ndarray]:
+                      progress: bool | None = False) -> dict[str, np.ndarray]:
     """Every temporal feature of every node; NaN for nodes not crawled in both snapshots."""
     both = np.asarray(crawled0, dtype=bool) & np.asarray(crawled1, dtype=bool)
     a0, a1 = sp.csr_matrix(a0), sp.csr_matrix(a1)
     in_t1 = sp.csr_matrix(a1.T)
     f = rate_features(a0, a1, both, words0, words1)
     exact = a0.shape[0] <= exact_max_nodes
-    steps = tqdm(total=4, desc="temporal similarities", disable=not progress)
+    steps = progress_bar(total=4, desc="temporal similarities", setting=progress)
     for direction, g0, g1 in (("out", a0, a1), ("in", sp.csr_matrix(a0.T), in_t1)):
         layers = (jaccard_layers_exact(g0, g1) if exact
                   else jaccard_layers_minhash(g0, g1, 4, fingerprints, seed))

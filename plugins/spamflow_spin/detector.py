@@ -15,11 +15,11 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pydantic import BaseModel
-from tqdm import tqdm
 from xxhash import xxh3_64_intdigest
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
+from spamflow.progress import progress_bar
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import find_candidates
@@ -90,7 +90,8 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
 
 
 def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinParams, work: Path, runner: str,
-              runner_args: tuple[str, ...] = (), progress: bool = False) -> tuple[list[dict[str, Any]], Counter[str]]:
+              runner_args: tuple[str, ...] = (),
+              progress: bool | None = False) -> tuple[list[dict[str, Any]], Counter[str]]:
     """Duplicate and spun pairs among ``pages``: [{doc_a, doc_b, immutable_jaccard, mutable_overlap, kind}]."""
     counts: Counter[str] = Counter()
     groups: dict[int, list[int]] = {}
@@ -99,7 +100,7 @@ def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinPara
     words_of = {page.doc_id: page.words for page in pages}
     pairs: list[dict[str, Any]] = []
     partitions: dict[int, Partition] = {}
-    for members in tqdm(groups.values(), desc="spin: partition", unit="article", disable=not progress):
+    for members in progress_bar(groups.values(), desc="spin: partition", unit="article", setting=progress):
         rep, *copies = sorted(members)
         part = partition(words_of[rep], dictionary, params.phrase_match)
         if len(part.immutables) <= 1:  # DSpin: one immutable says nothing
@@ -117,7 +118,7 @@ def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinPara
     candidates = candidate_pairs(partitions, work, params, runner, runner_args, counts) if len(partitions) > 1 else []
     counts["candidate_pairs"] = len(candidates)
     sets = {doc: frozenset(part.immutables) for doc, part in partitions.items()}
-    for a, b in tqdm(candidates, desc="spin: verify", unit="pair", disable=not progress):
+    for a, b in progress_bar(candidates, desc="spin: verify", unit="pair", setting=progress):
         score = jaccard(sets[a], sets[b])
         if score < params.immutable_threshold:
             continue

@@ -17,12 +17,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
-from tqdm import tqdm
 
 from spamflow.crawl.filters import UrlFilter, parse_filter
 from spamflow.crawl.frontier import HostQueue, SpillFile
@@ -31,11 +30,16 @@ from spamflow.crawl.links import content_signature, decode_content, extract_link
 from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
 from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
 from spamflow.crawl.sieve import Sieve
+from spamflow.crawl.totals import error_key, totals_so_far
 from spamflow.crawl.urls import normalize, path_query, scheme_authority
 from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
 from spamflow.crawl.workbench import VisitState, Workbench
 from spamflow.domains import registered_domain
 from spamflow.errors import SpamflowError
+from spamflow.progress import progress_bar
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 REDIRECTS = (301, 302, 303, 307, 308)
 _DROP_HEADERS = ("transfer-encoding",)  # the body is stored de-chunked
@@ -77,7 +81,7 @@ class _Resolver(AbstractResolver):
 
 class Crawler:
     def __init__(self, settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
-                 progress: bool = False) -> None:
+                 progress: bool | None = False) -> None:
         self.s = settings
         self.dir = directory
         self.base_dir = base_dir
@@ -103,6 +107,7 @@ class Crawler:
         self.journal: Journal | None = None
         self.store: WarcStore | None = None
         self._robots_restored: dict[str, RobotsRules] = {}
+        self._errors_logged: set[str] = set()  # error_key of the errors logged before this run
         self._dns_tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ scope and the sieve
@@ -129,6 +134,7 @@ class Crawler:
             return
         state.accepted += 1
         batch.append((depth, hops, url))
+        self.counts["urls_accepted"] += 1  # one per line of the journal's discovered.log
         if self.addresses.get(state.host, ("?", None))[0] == "":  # its DNS lookup failed before
             self._error(url, "dns", f"{state.host}: not resolved")
             return
@@ -136,7 +142,6 @@ class Crawler:
 
     def _enqueue(self, state: VisitState, depth: int, hops: int, url: str) -> None:
         state.queue.append(f"{depth} {hops} {path_query(url)}".encode("utf-8", "surrogatepass"))
-        self.counts["urls_accepted"] += 1
         self.workbench.schedule(state)
         self.wakeup.set()
 
@@ -194,9 +199,12 @@ class Crawler:
 
     # ------------------------------------------------------------------ logging outcomes
     def _error(self, url: str, kind: str, reason: str, **extra: Any) -> None:
+        record = {"url": url, "kind": kind, "reason": reason, "date": warc_now(), **extra}
+        if self._errors_logged and error_key(record) in self._errors_logged:
+            return  # logged and counted before a kill, by the attempt at a page fetched again
         self.counts[f"errors_{kind}"] += 1
         assert self.journal is not None
-        self.journal.error({"url": url, "kind": kind, "reason": reason, "date": warc_now(), **extra})
+        self.journal.error(record)
 
     # ------------------------------------------------------------------ fetching
     async def _fetch(self, session: aiohttp.ClientSession, url: str, ip: str,
@@ -245,8 +253,6 @@ class Crawler:
             protocol=f"HTTP/{response.version.major}.{response.version.minor}" if response.version else "HTTP/1.1",
             status_line=f"{response.status} {response.reason or ''}".strip(),
             response_headers=headers, body=bytes(body), truncated=truncated)
-        if truncated:
-            self.counts[f"truncated_{truncated}"] += 1
         return _Fetched(response.status, exchange, response.headers.get("Content-Type", ""),
                         response.headers.get("Location"))
 
@@ -255,12 +261,15 @@ class Crawler:
         self.sieve.add(url)  # a page linking to robots.txt does not fetch it again
         status: int | None = None
         body = b""
+        counts: Counter[str] = Counter()  # journalled with the outcome, so a resumed crawl counts them
         for _hop in range(ROBOTS_MAX_REDIRECTS + 1):
-            self.counts["robots_requests"] += 1
+            counts["robots_requests"] += 1
             got = await self._fetch(session, url, await self._address(url), ROBOTS_MAX_BYTES)
             if isinstance(got, tuple):
                 status = None
                 break
+            if got.exchange.truncated:
+                counts[f"truncated_{got.exchange.truncated}"] += 1
             assert self.store is not None
             self.store.write_exchange(got.exchange)
             encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
@@ -273,8 +282,9 @@ class Crawler:
             url = nxt  # followed across hosts too (RFC 9309 2.3.1.2)
         rules = rules_from_response(status, body, time.time())
         assert self.journal is not None
-        self.journal.robots(state.key, status, body.decode("utf-8", "replace"))
-        self.counts[f"robots_{rules.outcome}"] += 1
+        counts[f"robots_{rules.outcome}"] += 1
+        self.journal.robots(state.key, status, body.decode("utf-8", "replace"), dict(counts))
+        self.counts.update(counts)
         self._set_robots(state, rules)
 
     async def _address(self, url: str) -> str:
@@ -317,10 +327,15 @@ class Crawler:
         finally:
             self.inflight -= 1
         end = time.monotonic()
-        self.counts["requests"] += 1
         if isinstance(got, tuple):
-            self._error(url, got[0], got[1], depth=depth)
+            self.counts["requests"] += 1
+            self._error(url, got[0], got[1], depth=depth)  # the depth marks it as a request (totals.py)
             return end
+        # From here to the WARC record nothing awaits, so the counts' change is this page's tally.
+        before = self.counts.copy()
+        self.counts["requests"] += 1
+        if got.exchange.truncated:
+            self.counts[f"truncated_{got.exchange.truncated}"] += 1
         batch: list[tuple[int, int, str]] = []
         if got.status in REDIRECTS and got.location:
             self.counts["redirects"] += 1
@@ -333,13 +348,14 @@ class Crawler:
                 self.offer(target, depth, hops + 1, batch)
         elif 200 <= got.status < 300 and is_html(got.content_type):
             self._follow(got, url, depth, batch)
-        assert self.journal is not None and self.store is not None
-        self.journal.discovered(batch)  # before the record: a stored page never loses its links
-        self.store.write_exchange(got.exchange)
-        self.pages += 1
         self.counts["pages"] += 1
         self.counts[f"status_{got.status // 100}xx"] += 1
         self.counts["body_bytes"] += len(got.exchange.body)
+        assert self.journal is not None and self.store is not None
+        self.journal.discovered(batch)  # before the record: a stored page never loses its links
+        self.journal.tally(url, _change(before, self.counts))
+        self.store.write_exchange(got.exchange)
+        self.pages += 1
         return end
 
     def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str]]) -> None:
@@ -385,12 +401,16 @@ class Crawler:
         cut = sum(repair(p) for p in self.store.existing())
         self.counts["resume_bytes_cut"] = cut
         stored, self.signatures = stored_responses(self.store.existing(), self.s.near_duplicates)
+        so_far = totals_so_far(self.journal, stored)
+        self.counts.update(so_far.counts)  # the crawl so far, not only this run
+        self._errors_logged = so_far.error_keys
         ended = {e["url"] for e in self.journal.read_errors()}
         for row in self.journal.read_robots():
             body = str(row["body"]).encode("utf-8")
             self._robots_restored[row["key"]] = rules_from_response(row["status"], body, time.time())
         resumed = 0
         for depth, hops, url in self.journal.read_discovered():
+            self.counts["urls_accepted"] += 1
             self.sieve.add(url)
             state = self._state(url)
             state.accepted += 1
@@ -406,11 +426,16 @@ class Crawler:
         for key in self._robots_restored:
             self.sieve.add(key + "/robots.txt")
         batch: list[tuple[int, int, str]] = []
+        before = self.counts.copy()
         for seed in seeds:
             seed_url = normalize(seed)
             assert seed_url is not None  # read_seeds checked
             self.offer(seed_url, 0, 0, batch)
+        if so_far.seeds_tallied and not batch:  # the same seeds again: counted when first offered
+            self.counts = before
         self.journal.discovered(batch)
+        if not so_far.seeds_tallied or batch:
+            self.journal.tally(None, _change(before, self.counts))
 
     async def run(self) -> CrawlSummary:
         seeds = read_seeds(self.s, self.base_dir)
@@ -429,7 +454,7 @@ class Crawler:
                                          ssl=self.s.verify_tls)  # True: default verification; False: none
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.s.connect_timeout,
                                         sock_read=self.s.read_timeout)
-        bar = tqdm(desc=f"crawl {self.s.snapshot}", unit="page", disable=not self.progress, mininterval=0.5)
+        bar = progress_bar(desc=f"crawl {self.s.snapshot}", unit="page", setting=self.progress, mininterval=0.5)
         try:
             self._resume(seeds)
             async with aiohttp.ClientSession(
@@ -494,7 +519,15 @@ class Crawler:
         self.counts["front_max"] = front_max
 
 
-def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."), progress: bool = False) -> CrawlSummary:
+def _change(before: Counter[str], after: Counter[str]) -> dict[str, int]:
+    """The counts that grew from ``before`` to ``after``, by how much, for the tally; errors and
+    ``urls_accepted`` are left out (the error log and discovered.log count them)."""
+    return {k: v - before[k] for k, v in after.items()
+            if v != before[k] and not k.startswith("errors_") and k != "urls_accepted"}
+
+
+def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
+          progress: bool | None = False) -> CrawlSummary:
     """Crawl one snapshot into ``directory`` (resuming what is there); WARCs go to ``directory/warc/``."""
     summary = asyncio.run(Crawler(settings, directory, base_dir, progress).run())
     (directory / "summary.json").write_text(json.dumps(

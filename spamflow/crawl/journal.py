@@ -4,7 +4,12 @@
   ``depth hops url``.  The links of a page are appended (and flushed) *before* its WARC
   record is written, so no link of a stored page is ever lost.
 * ``errors.jsonl``: every URL that ended without a stored response, with its reason.
-* ``state/robots.jsonl``: the robots.txt outcome per host, so a resumed crawl does not ask again.
+* ``state/robots.jsonl``: the robots.txt outcome per host, so a resumed crawl does not ask again,
+  with the counts of that fetch (requests, outcome).
+* ``state/tally.jsonl``: the counts one stored page added (pages, bytes, status, links
+  filtered...), written after its links and before its WARC record; a line with no URL holds
+  what offering the seeds counted.  With the error log and robots rows they rebuild the
+  crawl's counts on resume (:mod:`spamflow.crawl.totals`).
 * the WARC files themselves: a URL with a complete ``response`` record is done.
 
 On resume, pending = discovered - done, in discovered order.  A line cut short by a kill is
@@ -40,11 +45,13 @@ class Journal:
         self.errors_path = directory / "errors.jsonl"
         self.discovered_path = self.state / "discovered.log"
         self.robots_path = self.state / "robots.jsonl"
-        for path in (self.errors_path, self.discovered_path, self.robots_path):
+        self.tally_path = self.state / "tally.jsonl"
+        for path in (self.errors_path, self.discovered_path, self.robots_path, self.tally_path):
             _drop_partial_line(path)
         self._discovered: TextIO = open(self.discovered_path, "a", encoding="utf-8")  # noqa: SIM115
         self._errors: TextIO = open(self.errors_path, "a", encoding="utf-8")  # noqa: SIM115
         self._robots: TextIO = open(self.robots_path, "a", encoding="utf-8")  # noqa: SIM115
+        self._tally: TextIO = open(self.tally_path, "a", encoding="utf-8")  # noqa: SIM115
 
     def discovered(self, entries: list[tuple[int, int, str]]) -> None:
         if entries:
@@ -55,12 +62,20 @@ class Journal:
         self._errors.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._errors.flush()
 
-    def robots(self, key: str, status: int | None, body: str) -> None:
-        self._robots.write(json.dumps({"key": key, "status": status, "body": body}) + "\n")
+    def robots(self, key: str, status: int | None, body: str, counts: dict[str, int] | None = None) -> None:
+        row: dict[str, Any] = {"key": key, "status": status, "body": body}
+        if counts:
+            row["counts"] = counts
+        self._robots.write(json.dumps(row) + "\n")
         self._robots.flush()
 
+    def tally(self, url: str | None, counts: dict[str, int]) -> None:
+        """What storing ``url`` (None: offering the seeds) added to the counts."""
+        self._tally.write(json.dumps({"url": url, "counts": counts}, ensure_ascii=False) + "\n")
+        self._tally.flush()
+
     def close(self) -> None:
-        for fh in (self._discovered, self._errors, self._robots):
+        for fh in (self._discovered, self._errors, self._robots, self._tally):
             fh.close()
 
     # ---- reading back
@@ -75,6 +90,10 @@ class Journal:
 
     def read_robots(self) -> Iterator[dict[str, Any]]:
         for line in complete_lines(self.robots_path):
+            yield json.loads(line)
+
+    def read_tallies(self) -> Iterator[dict[str, Any]]:
+        for line in complete_lines(self.tally_path):
             yield json.loads(line)
 
 

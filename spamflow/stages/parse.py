@@ -8,11 +8,10 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from tqdm import tqdm
-
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError
 from spamflow.parse_warc import FileParse, parse_warc_file
+from spamflow.progress import progress_bar
 from spamflow.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.stages.ingest import read_warc_list
 
@@ -43,8 +42,8 @@ class ParseStage(Stage):
                  params.max_bytes, ctx.settings.strict) for i, w in enumerate(warcs)]
         total_bytes = sum(int(w["bytes"]) for w in warcs)  # type: ignore[call-overload]
         results: list[FileParse] = []
-        bar = tqdm(total=total_bytes, unit="B", unit_scale=True, desc="parse",
-                   disable=None if ctx.settings.progress else True)
+        bar = progress_bar(total=total_bytes, unit="B", unit_scale=True, desc="parse",
+                           setting=ctx.settings.progress)
         with bar:
             if ctx.settings.workers > 1 and len(jobs) > 1:
                 with ProcessPoolExecutor(max_workers=ctx.settings.workers) as pool:

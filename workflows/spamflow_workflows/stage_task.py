@@ -45,7 +45,7 @@ class StageTask(luigi.Task):
     runner_args = luigi.ListParameter(default=(), significant=False)
     workers = luigi.IntParameter(default=1, significant=False)
     strict = luigi.BoolParameter(default=False, significant=False)
-    progress = luigi.BoolParameter(default=True, significant=False)
+    progress = luigi.OptionalBoolParameter(default=None, significant=False)
 
     @cached_property
     def plan(self) -> dict[str, PlannedStage]:
