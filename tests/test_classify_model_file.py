@@ -4,9 +4,11 @@ the ensemble in memory did, and it still refuses pickles and types spamflow does
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +17,10 @@ import skops.io as sio
 from sklearn.tree._tree import Tree
 
 from spamflow.errors import BadInputError
+from spamflow_ensemble.compiled import compile_ensemble
 from spamflow_ensemble.model import train
-from spamflow_ensemble.persist import load_model, save_model
-from spamflow_ensemble.selection import EnsembleSelection
+from spamflow_ensemble.persist import check_trees, load_model, save_model
+from spamflow_ensemble.selection import BINNED_FAMILIES, EnsembleSelection
 from spamflow_ensemble.tables import FeatureTable
 
 
@@ -114,6 +117,15 @@ def test_a_compressed_ensemble_saves_its_mimic_only(tmp_path):
     assert np.array_equal(again.predict_proba(X_new), es.predict_proba(X_new))
     with pytest.raises(ValueError, match="keeps only its mimic"):
         again.scores(X_new)
+    # the mimic's histogram trees are checked like scikit-learn's other trees
+    assert check_trees(again) is None
+    nodes = again.mimic_._predictors[0][0].nodes
+    root_left = int(nodes["left"][0])
+    nodes["left"][0] = len(nodes)
+    assert "mimic_._predictors[0][0]: a child index out of order or range" in check_trees(again)
+    nodes["left"][0] = root_left
+    nodes["feature_idx"][0] = X_new.shape[1]
+    assert "feature index out of range" in check_trees(again)
 
 
 def test_version_1_files_still_load(bundle, tmp_path):
@@ -147,3 +159,64 @@ def test_pickles_and_forged_types_are_refused(bundle, tmp_path):
             z.writestr(name, data)
     with pytest.raises(BadInputError, match=r"refusing to load .*subprocess\.Popen"):
         load_model(forged)
+
+
+def _first_tree_nodes(members: dict[str, bytes]) -> tuple[str, np.ndarray]:
+    """The zip member holding the node array of the model file's first scikit-learn tree, and it."""
+    def first_tree(node: object) -> dict | None:
+        if isinstance(node, dict):
+            if node.get("__class__") == "Tree":
+                return node
+            children = list(node.values())
+        elif isinstance(node, list):
+            children = node
+        else:
+            return None
+        return next((t for t in map(first_tree, children) if t is not None), None)
+    tree = first_tree(json.loads(members["schema.json"]))
+    assert tree is not None
+    name = tree["content"]["content"]["nodes"]["file"]
+    return name, np.load(io.BytesIO(members[name]))
+
+
+def _forge_first_tree(path: Path, out: Path, field: str, value: int | None) -> None:
+    """Copy the model file at ``path`` to ``out`` with ``field`` of the root of its first tree
+    set to ``value`` (None: unchanged); the file's types all stay trusted."""
+    with zipfile.ZipFile(path) as z:
+        members = {m.filename: z.read(m) for m in z.infolist()}
+    name, nodes = _first_tree_nodes(members)
+    assert nodes["left_child"][0] != -1  # the root splits
+    if value is not None:
+        nodes[field][0] = value
+    buffer = io.BytesIO()
+    np.save(buffer, nodes)
+    members[name] = buffer.getvalue()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("left_child", 10**9, "child index out of order or range"),
+    ("right_child", 0, "child index out of order or range"),  # a cycle: routing would never end
+    ("feature", 10**6, "feature index out of range"),
+])
+def test_forged_tree_indices_are_refused_before_any_scoring(bundle, tmp_path, field, value, message):
+    """scikit-learn follows a tree's node indices unchecked: a forged one would read out of
+    bounds (or loop) when a host is scored, so the model is refused when it is loaded."""
+    path = save_model(tmp_path / "m.skops", bundle)
+    _forge_first_tree(path, tmp_path / "forged.skops", field, value)
+    with pytest.raises(BadInputError, match=f"forged.skops: refusing a forged or damaged model: .*{message}"):
+        load_model(tmp_path / "forged.skops")
+    _forge_first_tree(path, tmp_path / "same.skops", field, None)
+    load_model(tmp_path / "same.skops")  # the same file rewritten unchanged is accepted
+
+
+def test_a_tree_given_the_wrong_number_of_columns_is_refused(bundle):
+    """The array form routes hosts with Tree.apply, which does not check the input's width."""
+    es = bundle["estimator"]
+    i = next(i for i in es.fold_models_ if es.candidates_[i].family in ("forest", "tree", "costtree"))
+    candidates = list(es.candidates_)
+    candidates[i] = replace(es.candidates_[i], columns=es.candidates_[i].columns[:-1])
+    with pytest.raises(ValueError, match="features is given"):
+        compile_ensemble(candidates, es.fold_models_, {i: 1.0}, BINNED_FAMILIES, es.n_features_in_)
