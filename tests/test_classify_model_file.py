@@ -119,10 +119,10 @@ def test_a_compressed_ensemble_saves_its_mimic_only(tmp_path):
         again.scores(X_new)
     # the mimic's histogram trees are checked like scikit-learn's other trees
     assert check_trees(again) is None
-    nodes = again.mimic_._predictors[0][0].nodes
+    k, nodes = next((k, p[0].nodes) for k, p in enumerate(again.mimic_._predictors) if not p[0].nodes["is_leaf"][0])
     root_left = int(nodes["left"][0])
     nodes["left"][0] = len(nodes)
-    assert "mimic_._predictors[0][0]: a child index out of order or range" in check_trees(again)
+    assert f"mimic_._predictors[{k}][0]: a child index out of order or range" in check_trees(again)
     nodes["left"][0] = root_left
     nodes["feature_idx"][0] = X_new.shape[1]
     assert "feature index out of range" in check_trees(again)
@@ -162,30 +162,30 @@ def test_pickles_and_forged_types_are_refused(bundle, tmp_path):
 
 
 def _first_tree_nodes(members: dict[str, bytes]) -> tuple[str, np.ndarray]:
-    """The zip member holding the node array of the model file's first scikit-learn tree, and it."""
-    def first_tree(node: object) -> dict | None:
+    """The zip member holding the node array of the model file's first scikit-learn tree whose
+    root splits, and that array."""
+    def trees(node: object):
         if isinstance(node, dict):
             if node.get("__class__") == "Tree":
-                return node
-            children = list(node.values())
-        elif isinstance(node, list):
-            children = node
-        else:
-            return None
-        return next((t for t in map(first_tree, children) if t is not None), None)
-    tree = first_tree(json.loads(members["schema.json"]))
-    assert tree is not None
-    name = tree["content"]["content"]["nodes"]["file"]
-    return name, np.load(io.BytesIO(members[name]))
+                yield node["content"]["content"]["nodes"]["file"]
+                return
+            node = list(node.values())
+        if isinstance(node, list):
+            for child in node:
+                yield from trees(child)
+    for name in trees(json.loads(members["schema.json"])):
+        nodes = np.load(io.BytesIO(members[name]))
+        if nodes["left_child"][0] != -1:
+            return name, nodes
+    raise AssertionError("no tree with a split in the model file")
 
 
 def _forge_first_tree(path: Path, out: Path, field: str, value: int | None) -> None:
-    """Copy the model file at ``path`` to ``out`` with ``field`` of the root of its first tree
-    set to ``value`` (None: unchanged); the file's types all stay trusted."""
+    """Copy the model file at ``path`` to ``out`` with ``field`` of the root of its first split
+    tree set to ``value`` (None: unchanged); the file's types all stay trusted."""
     with zipfile.ZipFile(path) as z:
         members = {m.filename: z.read(m) for m in z.infolist()}
     name, nodes = _first_tree_nodes(members)
-    assert nodes["left_child"][0] != -1  # the root splits
     if value is not None:
         nodes[field][0] = value
     buffer = io.BytesIO()
