@@ -98,6 +98,21 @@ def test_saved_model_rescores_identically(stages, tmp_path):
         assert np.isclose(got[(r["snapshot"], r["host"])], r["score"], rtol=0, atol=1e-12)
 
 
+def test_saved_model_holds_only_the_chosen_models(stages):
+    """The demo's model file keeps what scoring needs: the models evaluation.json lists as the
+    ensemble, compressed, under 5 MB (it was 137 MB with every kept candidate, uncompressed)."""
+    import zipfile
+
+    path = Path(stages["classify"]["outputs"]["scores"]).parent / "model.skops"
+    assert path.stat().st_size < 5_000_000, path.stat().st_size
+    with zipfile.ZipFile(path) as z:
+        assert {m.compress_type for m in z.infolist()} == {zipfile.ZIP_DEFLATED}
+    es = load_model(path)["estimator"]
+    ensemble = json.loads(Path(stages["classify"]["outputs"]["evaluation"]).read_text())["ensemble"]
+    assert sorted(c.name for c in es.candidates_) == sorted(m["model"] for m in ensemble)
+    assert sorted(es.fold_models_) == list(range(len(ensemble)))
+
+
 def test_train_and_score_commands_with_the_demo_config_give_the_stage_scores(demo_once, stages, tmp_path):
     """`spamflow train -c` and `spamflow score -c` on the demo's finished run (the DAG is
     complete, so they only join the detectors' host tables) train the stage's model again:

@@ -192,7 +192,9 @@ def run_score(args: argparse.Namespace) -> int:
     from spamflow_ensemble.model import align, score
     from spamflow_ensemble.persist import load_model
 
+    loading = time.time()
     bundle = load_model(args.model)
+    load_seconds = time.time() - loading
     table, _, source, stages = load_features(args, "score")
     X, missing = align(bundle, table)
     started = time.time()
@@ -209,8 +211,8 @@ def run_score(args: argparse.Namespace) -> int:
     if missing:
         print(f"warning: {len(missing)} features of the model are absent from {source} and count as missing: "
               f"{missing[:5]}{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
-    print(f"scored {len(scores)} hosts in {seconds:.2f} s; {int((scores >= bundle['threshold']).sum())} "
-          f"at or above the threshold {bundle['threshold']:.4f}")
+    print(f"scored {len(scores)} hosts in {seconds:.2f} s (model loaded in {load_seconds:.2f} s); "
+          f"{int((scores >= bundle['threshold']).sum())} at or above the threshold {bundle['threshold']:.4f}")
     print(json.dumps({"scores": str(args.out)}))
     return 0
 

@@ -336,6 +336,8 @@ def compile_ensemble(candidates: list[Any], fold_models: dict[int, list[Any]], w
             elif kind == "trees":
                 for tree, leaf, weight, feats in item:
                     cols = cand.columns if feats is None else tuple(cand.columns[k] for k in feats)
+                    if tree.n_features != len(cols):  # Tree.apply does not check the input's width
+                        raise ValueError(f"{cand.name}: a tree of {tree.n_features} features is given {len(cols)}")
                     trees.append(TreePart(tree, leaf, weight, binned, cols))
             else:
                 stumps.extend(item)

@@ -92,7 +92,7 @@ def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = Fal
 
 class Classify(Detector):
     name = "classify"
-    version = "1"
+    version = "2"  # 2: model.skops holds the chosen models only, compressed (format_version 2)
     description = ("Ensemble selection over a scikit-learn model library trained per detector's host features: "
                    "one spam score per host, with evidence.")
     Params = ClassifyParams

@@ -21,6 +21,7 @@ cost-sensitive trees, forests) see each feature cut into ``tree_bins`` quantile 
 
 from __future__ import annotations
 
+import copy
 import sys
 import warnings
 from dataclasses import dataclass
@@ -285,6 +286,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         """Scores of several kept candidates, ``n_jobs`` at a time in threads (tree
         prediction releases the GIL)."""
         X = self._features(X)
+        self._check_models(indices)
         inputs = self._inputs(X, indices)
         return list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(self._scores)(inputs, i) for i in indices))
@@ -296,13 +298,41 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
     def best_scores(self, X: Any, key: str) -> dict[str, np.ndarray]:
         """Per family (``key="family"``) or feature group (``"group"``): the scores of its model
         of best out-of-fold AUC, to evaluate each family or group on held-out hosts."""
+        if getattr(self, "scoring_only_", False):
+            raise ValueError("this ensemble was loaded from a model file, which keeps only the chosen models: "
+                             "the best model of each family and group needs the trained ensemble (evaluate)")
         best = self._best_by(key)
         return dict(zip(best, self._many_scores(X, list(best.values()))))
+
+    def for_scoring(self) -> EnsembleSelection:
+        """A copy holding only what scoring needs, for a model file: the chosen candidates
+        (renumbered, in their order) with their weights and fold models; with a mimic
+        (``compress``), which scores instead of them, no fold model at all.  The other
+        candidates' models (the best of each family and group, kept for evaluation) made up
+        most of the demo's model file; a copy's ``best_scores`` is refused."""
+        chosen = np.flatnonzero(self.weights_ > 0)
+        slim = copy.copy(self)
+        slim.candidates_ = [self.candidates_[i] for i in chosen]
+        slim.weights_ = self.weights_[chosen]
+        slim.model_auc_ = self.model_auc_[chosen]
+        has_mimic = getattr(self, "mimic_", None) is not None
+        slim.fold_models_ = {} if has_mimic else {k: self.fold_models_[int(i)] for k, i in enumerate(chosen)}
+        slim.scoring_only_ = True
+        slim._compiled = None
+        return slim
+
+    def _check_models(self, indices: Any) -> None:
+        """Refuse to score candidates whose fold models this ensemble does not hold."""
+        absent = [self.candidates_[i].name for i in indices if i not in self.fold_models_]
+        if absent:
+            raise ValueError(f"no fitted models for {absent[:3]}: a model file of a compressed ensemble keeps "
+                             "only its mimic (predict_proba); the ensemble's own scores need the trained ensemble")
 
     def compiled(self, weights: dict[int, float] | None = None) -> CompiledEnsemble:
         """The kept candidates in ``weights`` (default: the ensemble's), rewritten as arrays for
         fast scoring (:mod:`spamflow_ensemble.compiled`); the ensemble's is built once."""
         if weights is not None:
+            self._check_models(weights)
             return compile_ensemble(self.candidates_, self.fold_models_, weights, BINNED_FAMILIES,
                                     self.n_features_in_)
         if getattr(self, "_compiled", None) is None:
