@@ -11,6 +11,7 @@ import json
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -257,3 +258,48 @@ def test_commands_refuse_labels_with_rankings_and_rankings_without_a_map(tmp_pat
     assert "give --labels or --rankings, not both" in out.stderr
     out = _spamflow(*common, ok=False)
     assert "there is no page table: give --rankings-map" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_demo_rankings_reproduce_the_demo_labels_and_the_stage_model(demo_once, tmp_path):
+    """Rankings written from the demo's labels (every page of a spam host below 60, of an honest
+    host 70 or above, plus one outlier page on hosts with 3 or more pages) and a TREC-id map of
+    the demo's page table give, through `train -c` and `score -c`, exactly the labels of
+    labels/hosts.tsv: so the same model as the classify stage and the stage's scores."""
+    import pyarrow.dataset as pads
+
+    from spamflow.cli import demo_config_path
+    from spamflow_ensemble.labels import read_labels
+
+    stages = demo_once["manifest"]["stages"]
+    labels = read_labels(Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv").by_key
+    pages = pads.dataset(stages["parse"]["outputs"]["pages"], format="parquet").to_table(columns=["url", "host"])
+    per_host = Counter(pages["host"].to_pylist())
+    ranks, mapping, seen = [], [], Counter()
+    for i, (url, host) in enumerate(zip(pages["url"].to_pylist(), pages["host"].to_pylist())):
+        mapping.append(f"clueweb-demo-{i:08d}\t{url}")
+        if host not in labels:
+            continue
+        seen[host] += 1
+        spam = labels[host] == "spam"
+        outlier = seen[host] == 1 and per_host[host] >= 3
+        value = (99 if spam else 0) if outlier else (i % 60 if spam else 70 + i % 30)
+        ranks.append(f"{value} clueweb-demo-{i:08d}")
+    (tmp_path / "ranks.gz").write_bytes(gzip.compress(("\n".join(ranks) + "\n").encode()))
+    (tmp_path / "map.tsv").write_text("\n".join(mapping) + "\n")
+    where = ["-c", str(demo_config_path()), "--workdir", str(demo_once["workdir"]),
+             "--rankings", str(tmp_path / "ranks.gz"), "--rankings-map", str(tmp_path / "map.tsv")]
+    model, scores = tmp_path / "model.skops", tmp_path / "scores.parquet"
+    _spamflow("train", *where, "--snapshot", "2026-01", "-o", str(model))
+    report = json.loads((tmp_path / "model.skops.json").read_text())
+    assert report["rankings"]["bad_lines"] == 0 and report["rankings"]["map_pages"] == pages.num_rows
+    out = _spamflow("score", *where, "-m", str(model), "-o", str(scores))
+    got = {(r["snapshot"], r["host"]): r for r in pq.read_table(scores).to_pylist()}
+    assert all(r["true_label"] == labels.get(h) for (_, h), r in got.items())
+    ranked = [r for r in got.values() if r["true_label"] is not None]
+    assert abs(json.loads(out.stdout.strip().splitlines()[-1])["auc"]
+               - roc_auc_score([r["true_label"] == "spam" for r in ranked], [r["score"] for r in ranked])) < 1e-12
+    expected = pq.read_table(stages["classify"]["outputs"]["scores"]).to_pylist()
+    assert expected
+    for r in expected:
+        mine = got[(r["snapshot"], r["host"])]
+        assert abs(mine["score"] - r["score"]) < 1e-12 and mine["true_label"] == r["true_label"], r["host"]
