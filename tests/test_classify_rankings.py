@@ -180,6 +180,9 @@ def test_no_way_to_map_trec_ids_is_an_error_saying_what_to_give(tmp_path):
         ranking_labels([ranks], ["2009"], ["a.com"], pages)
     with pytest.raises(BadInputError, match="there is no page table: give --rankings-map"):
         ranking_labels([ranks], [""], ["a.com"])
+    for bad in (0, 101):
+        with pytest.raises(BadInputError, match=f"threshold must be a percentile in 1..100, not {bad}"):
+            ranking_labels([ranks], [""], ["a.com"], threshold=bad)
 
 
 def _spamflow(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
