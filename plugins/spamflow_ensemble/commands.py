@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from spamflow.atomic import atomic_path, write_text_atomic
 from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
 from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
+from spamflow_ensemble.rankings import DEFAULT_THRESHOLD, RankingLabels, ranking_labels
 from spamflow_ensemble.tables import FeatureTable, merge_tables, read_table
 
 
@@ -38,6 +39,20 @@ def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
         src.add_argument("--group-by", choices=GROUP_BY, default=None,
                          help="hosts sharing these never straddle a split (default: domain+ip with -c, "
                               "domain for tables with host names, none otherwise)")
+    _rankings_args(p)
+
+
+def _rankings_args(p: argparse.ArgumentParser) -> None:
+    r = p.add_argument_group("spam rankings as labels (ClueWeb09/12, Waterloo)")
+    r.add_argument("--rankings", action="append", default=[], metavar="PATH",
+                   help="spam rankings file, 'percentile trec-id' per line (gz allowed); repeat for several. "
+                        "Hosts are labelled by the median percentile of their ranked pages")
+    r.add_argument("--rankings-map", metavar="PATH",
+                   help="'trec_id<TAB>url' file mapping the ranked pages to hosts (default: the page table's "
+                        "trec_id column, with -c)")
+    r.add_argument("--rankings-threshold", type=int, default=DEFAULT_THRESHOLD, metavar="P",
+                   help=f"a page (and a host, by its median) is spam below this percentile "
+                        f"(default {DEFAULT_THRESHOLD})")
 
 
 def _tree_bins(text: str) -> int | str:
@@ -113,7 +128,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable, dict[str, list[str]] | None, str,
                                                                    dict[str, dict[str, Path]]]:
     """The feature table, host IPs (with a config), a description of the source and (with a
-    config) the detectors' stage outputs."""
+    config) the detectors' and parse's stage outputs."""
     hostnames = read_hostnames(args.hostnames) if args.hostnames else None
     if args.config:
         from spamflow.config import load_config
@@ -127,8 +142,8 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
         _, manifest = run_for_command(command, config, plugins, set(targets) or {"parse"})
         if manifest is None:
             raise SystemExit(1)
-        stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in targets}
-        paths, _ = detector_host_tables(stages)
+        stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in [*targets, "parse"]}
+        paths, _ = detector_host_tables({n: v for n, v in stages.items() if n != "parse"})
         table = join_host_tables(paths)
         return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config), stages
     if not args.table:
@@ -137,21 +152,34 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
     return table, None, ", ".join(args.table), {}
 
 
-def _labelled(args: argparse.Namespace, table: FeatureTable, ips: Any) -> tuple[FeatureTable, np.ndarray,
-                                                                                np.ndarray | None, dict]:
+def _ranking_labels(args: argparse.Namespace, table: FeatureTable, stages: dict[str, dict[str, Path]]) -> RankingLabels:
+    """Labels per row from ``--rankings`` (bad lines of the files printed as warnings)."""
+    pages = stages.get("parse", {}).get("pages")
+    ranked = ranking_labels(args.rankings, table.snapshot, table.host, pages, args.rankings_map,
+                            args.rankings_threshold)
+    for line in ranked.warnings():
+        print(line, file=sys.stderr)
+    return ranked
+
+
+def _labelled(args: argparse.Namespace, table: FeatureTable, ips: Any,
+              stages: dict[str, dict[str, Path]]) -> tuple[FeatureTable, np.ndarray, np.ndarray | None, dict]:
+    if args.labels and args.rankings:
+        raise SystemExit("give --labels or --rankings, not both")
     labels = read_labels(args.labels) if args.labels else None
     hostnames = read_hostnames(args.hostnames) if args.hostnames else None
-    truth = row_labels(table, labels, hostnames)
+    ranked = _ranking_labels(args, table, stages) if args.rankings else None
+    truth = ranked.labels() if ranked else row_labels(table, labels, hostnames)
     mask, y = to_binary(truth)
     if not mask.any():
-        raise SystemExit("no host of the feature table has a label: check --labels / --hostnames")
+        raise SystemExit("no host of the feature table has a label: check --labels / --hostnames / --rankings")
     rows = table.rows(mask)
     group_by = args.group_by or ("domain+ip" if ips is not None else
                                  "domain" if sum("." in h for h in rows.host) > len(rows.host) / 2 else "none")
     groups = row_groups(rows.host, group_by, ips)
     info = {"labelled": int(mask.sum()), "unlabelled": int((~mask).sum()), "group_by": group_by,
             "groups": None if groups is None else int(len(np.unique(groups))),
-            **(labels.counts() if labels else {})}
+            **(labels.counts() if labels else {}), **({"rankings": ranked.report} if ranked else {})}
     return rows, y, groups, info
 
 
@@ -170,10 +198,10 @@ def run_train(args: argparse.Namespace) -> int:
     from spamflow_ensemble.persist import save_model
 
     started = time.time()
-    table, ips, source, _ = load_features(args, "train")
+    table, ips, source, stages = load_features(args, "train")
     if args.snapshot:
         table = table.rows(np.array([s == args.snapshot for s in table.snapshot]))
-    rows, y, groups, info = _labelled(args, table, ips)
+    rows, y, groups, info = _labelled(args, table, ips, stages)
     bundle = train(rows, y, groups, _estimator(args))
     out = save_model(args.out, {**bundle, "source": source})
     es = bundle["estimator"]
@@ -203,9 +231,12 @@ def run_score(args: argparse.Namespace) -> int:
     rows = np.arange(len(scores))
     evidence = evidence_column(table, rows, scores, X, bundle, detector_details(stages), args.explain_hosts,
                                args.top_features)
-    out = pa.table({"snapshot": table.snapshot, "host": table.host, "score": scores,
-                    "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores],
-                    "evidence": evidence})
+    columns = {"snapshot": table.snapshot, "host": table.host, "score": scores,
+               "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores]}
+    result: dict[str, Any] = {"scores": str(args.out)}
+    if args.rankings:
+        columns.update(_ranking_columns(_ranking_labels(args, table, stages), scores, result))
+    out = pa.table({**columns, "evidence": evidence})
     with atomic_path(args.out) as tmp:
         pq.write_table(out, tmp)
     if missing:
@@ -213,8 +244,26 @@ def run_score(args: argparse.Namespace) -> int:
               f"{missing[:5]}{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
     print(f"scored {len(scores)} hosts in {seconds:.2f} s (model loaded in {load_seconds:.2f} s); "
           f"{int((scores >= bundle['threshold']).sum())} at or above the threshold {bundle['threshold']:.4f}")
-    print(json.dumps({"scores": str(args.out)}))
+    print(json.dumps(result))
     return 0
+
+
+def _ranking_columns(ranked: RankingLabels, scores: np.ndarray, result: dict[str, Any]) -> dict[str, pa.Array]:
+    """``true_label`` and ``rankings_percentile`` (the host's median) columns of ``score``'s output;
+    the AUC of the scores against those labels goes into ``result`` and is printed."""
+    from spamflow_ensemble.fastauc import auc
+
+    truth = ranked.labels()
+    mask, y = to_binary(truth)
+    value = auc(y, scores[mask]) if mask.any() else float("nan")
+    result["auc"] = None if np.isnan(value) else value
+    result["rankings"] = ranked.report
+    print(f"AUC against the rankings' labels: {value:.3f} on {int(mask.sum())} hosts ({int(y.sum())} spam)")
+    return {"true_label": pa.array(truth, pa.string()), "rankings_percentile": pa.array(ranked.medians(), pa.float64())}
+
+
+FEATURES_PRINTED = 20
+"""Features whose AUC ``evaluate`` prints (all are in evaluation.json)."""
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -222,24 +271,33 @@ def format_table(summary: dict[str, Any]) -> str:
              f"{'random forest (baseline)':<32} {summary['baseline_auc']:>7.3f}"]
     lines += [f"{'family ' + k:<32} {v:>7.3f}" for k, v in summary["auc_by_family"].items()]
     lines += [f"{'group ' + k:<32} {v:>7.3f}" for k, v in summary["auc_by_group"].items()]
+    by_feature = [(k, v["auc"]) for k, v in summary.get("auc_by_feature", {}).items() if v["auc"] is not None]
+    if by_feature:
+        strongest = sorted(by_feature, key=lambda kv: (-abs(kv[1] - 0.5), kv[0]))[:FEATURES_PRINTED]
+        width = max(32, *(len(k) + 8 for k, _ in strongest))
+        lines.append(f"each feature as the score, untrained ({len(strongest)} furthest from 0.5 of {len(by_feature)}; "
+                     f"below 0.5: higher values mean nonspam)")
+        lines += [f"{'feature ' + k:<{width}} {v:>7.3f}" for k, v in strongest]
     return "\n".join(lines)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from spamflow_ensemble.evaluation import cross_validate, evaluate_split
+    from spamflow_ensemble.evaluation import cross_validate, evaluate_split, feature_aucs
 
     started = time.time()
-    table, ips, source, _ = load_features(args, "evaluate")
-    rows, y, groups, info = _labelled(args, table, ips)
+    table, ips, source, stages = load_features(args, "evaluate")
+    rows, y, groups, info = _labelled(args, table, ips, stages)
     estimator = _estimator(args, progress=False)
     if args.train_snapshot:
         tr = np.array([s == args.train_snapshot for s in rows.snapshot])
         ev = evaluate_split(estimator, rows.X[tr], y[tr], None if groups is None else groups[tr], rows.X[~tr], y[~tr])
+        tested = rows.X[~tr]
     else:
         progress = False if args.no_progress else None  # None: bars only on a terminal
         ev = cross_validate(estimator, rows.X, y, groups, args.outer_folds, progress=progress)
+        tested = rows.X
     summary = {"source": source, **info, "features": len(rows.features), "feature_groups": sorted(rows.groups),
-               "library": args.library, **ev.summary(),
+               "library": args.library, **ev.summary(), "auc_by_feature": feature_aucs(tested, ev.y, rows.features),
                "ensembles": [[{"model": m, "weight": round(w, 6)} for m, w in e] for e in ev.ensembles],
                "seconds": round(time.time() - started, 1)}
     print(f"{source}: {summary['hosts']} hosts ({summary['spam']} spam), {summary['features']} features, "

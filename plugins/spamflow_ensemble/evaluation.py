@@ -60,6 +60,19 @@ class Evaluation:
         }
 
 
+def feature_aucs(X: np.ndarray, y: np.ndarray, features: list[str]) -> dict[str, dict[str, Any]]:
+    """The AUC of each feature column taken as the spam score as it is (no training, higher =
+    spammier; below 0.5 the feature points the other way), over the hosts that have a value:
+    how far each detector's raw output alone agrees with the labels.  ``auc`` is None when
+    those hosts are not of both classes."""
+    out = {}
+    for j, name in enumerate(features):
+        has = ~np.isnan(X[:, j])
+        value = auc(y[has], X[has, j]) if has.any() else float("nan")
+        out[name] = {"auc": None if np.isnan(value) else value, "hosts": int(has.sum()), "spam": int(y[has].sum())}
+    return out
+
+
 def evaluate_split(estimator: EnsembleSelection, X_train: np.ndarray, y_train: np.ndarray,
                    groups_train: np.ndarray | None, X_test: np.ndarray, y_test: np.ndarray) -> Evaluation:
     """Train on one side, score the other: ensemble, per-family and per-group best models, baseline."""

@@ -318,7 +318,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         has_mimic = getattr(self, "mimic_", None) is not None
         slim.fold_models_ = {} if has_mimic else {k: self.fold_models_[int(i)] for k, i in enumerate(chosen)}
         slim.scoring_only_ = True
-        slim._compiled = None
+        slim.__dict__.pop("_compiled", None)  # rebuilt for the slim copy on demand
         return slim
 
     def _check_models(self, indices: Any) -> None:

@@ -212,7 +212,8 @@ class SpinDetector(Detector):
         pages_path = ctx.inputs["parse"]["pages"]
         snapshots = sorted(set(ds.dataset(pages_path, format="parquet").to_table(columns=["snapshot"])
                                ["snapshot"].to_pylist()))
-        counts: Counter[str] = Counter(dictionary.counts(), snapshots=len(snapshots))
+        counts: Counter[str] = Counter(dictionary.counts())
+        counts["snapshots"] = len(snapshots)
         all_pairs, all_campaigns, hosts = [], [], []
         (ctx.outdir / "work").mkdir()  # declared even when no snapshot has two articles to compare
         for snapshot in snapshots:
