@@ -19,7 +19,7 @@ from spamflow.errors import SpamflowError
 from spamflow.plan import plan_run
 from spamflow.plugins import build_plugins
 from spamflow.report import ReportSection
-from spamflow.report.passages import source_marks
+from spamflow_quilt.passages import source_marks
 from spamflow.report.render import write_report
 
 EVALUATION = {"threshold": 0.5, "auc": 0.875, "baseline_auc": 0.61,
