@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from bs4 import BeautifulSoup
+from spamflow_quilt.passages import source_marks
 
 from spamflow import hookimpl
 from spamflow.config import parse_config
@@ -19,7 +20,6 @@ from spamflow.errors import SpamflowError
 from spamflow.plan import plan_run
 from spamflow.plugins import build_plugins
 from spamflow.report import ReportSection
-from spamflow_quilt.passages import source_marks
 from spamflow.report.render import write_report
 
 EVALUATION = {"threshold": 0.5, "auc": 0.875, "baseline_auc": 0.61,
