@@ -63,13 +63,13 @@ def spamflow_report_section(stage: str, record: dict[str, Any], assets: Path,
 
 
 @hookspec
-def spamflow_report_evidence_kinds() -> dict[str, str]:
+def spamflow_report_evidence_kinds() -> dict[str, str] | None:
     """Name the kinds of evidence this plugin's ``spamflow_report_evidence`` returns, each with
     its plural, in report order: ``{"quilt": "quilts"}``.
 
     Fires when the report counts its evidence (``<plural>_shown`` and ``<plural>_not_shown`` in
     the report stage's counts) and when ``spamflow judge`` offers its ``--kinds``.  A kind
-    named by two plugins keeps the first plugin's plural.  Returns a dict (empty for none).
+    named by two plugins keeps the first plugin's plural.  Returns a dict (None or empty: none).
     """
 
 
