@@ -127,7 +127,20 @@ def test_evidence_for_one_stage_from_two_plugins_is_an_error(tmp_path):
 
     plugins = build_plugins(entry_points=False, extra={"one": Claims("a"), "two": Claims("b")})
     stages = {"classify": _classify_stage(tmp_path / "classify")}
-    with pytest.raises(SpamflowError, match=r"2 plugins returned evidence for the stage 'classify' \(kinds \['a', 'b'\]\)"):
+    with pytest.raises(SpamflowError, match=r"plugins \['one', 'two'\] all returned evidence for the stage 'classify'"):
+        write_report(stages, tmp_path / "report", title="t", plugins=plugins)
+
+
+def test_a_plugin_answering_a_report_hook_with_the_wrong_type_is_named(tmp_path):
+    class Sloppy:
+        @hookimpl
+        def spamflow_report_section(self, stage: str) -> dict:
+            return {"anchor": "x", "title": "X", "html": ""}
+
+    plugins = build_plugins(entry_points=False, extra={"sloppy": Sloppy()})
+    stages = {"classify": _classify_stage(tmp_path / "classify")}
+    with pytest.raises(SpamflowError, match="plugin 'sloppy' returned a dict from spamflow_report_section for the "
+                                            "stage 'classify'; expected a ReportSection or None"):
         write_report(stages, tmp_path / "report", title="t", plugins=plugins)
 
 

@@ -50,6 +50,22 @@ def _plugins(plugins: Any) -> Any:
     return plugins
 
 
+def answers(plugins: Any, hook: str, expected: type, **kwargs: Any) -> list[tuple[str, Any]]:
+    """Each plugin's answer to the report ``hook`` other than None, as ``(plugin, answer)`` in
+    pluggy's calling order (the last registered first).  An answer of another type is an error
+    naming the plugin, the hook and the stage."""
+    found = []
+    for impl in reversed(getattr(plugins.pm.hook, hook).get_hookimpls()):
+        answer = impl.function(**{name: kwargs[name] for name in impl.argnames})
+        if answer is None:
+            continue
+        if not isinstance(answer, expected):
+            raise SpamflowError(f"report: plugin {impl.plugin_name!r} returned a {type(answer).__name__} from {hook} "
+                                f"for the stage {kwargs.get('stage')!r}; expected a {expected.__name__} or None")
+        found.append((impl.plugin_name, answer))
+    return found
+
+
 def finished(stages: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The stages that completed and name their outputs."""
     return {name: s for name, s in stages.items() if s.get("complete", True) and "outputs" in s}
@@ -58,22 +74,21 @@ def finished(stages: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def gather(stages: dict[str, dict[str, Any]], max_items: int, max_hosts: int, plugins: Any = None) -> Gathered:
     """Every finished stage's evidence (the first ``max_items`` of each) and the host table."""
     plugins = _plugins(plugins)
-    pm = plugins.pm
     done = finished(stages)
     kinds = evidence_kinds(plugins)
     found: list[tuple[str, EvidenceSet]] = []
     declared: dict[str, HostColumns] = {}
     for name, record in done.items():
-        results = [r for r in pm.hook.spamflow_report_evidence(stage=name, record=record, stages=done,
-                                                                 max_items=max_items) if r is not None]
+        results = answers(plugins, "spamflow_report_evidence", EvidenceSet, stage=name, record=record, stages=done,
+                          max_items=max_items)
         if len(results) > 1:
-            raise SpamflowError(f"report: {len(results)} plugins returned evidence for the stage {name!r} "
-                                f"(kinds {sorted(r.kind for r in results)}); spamflow_report_evidence must "
-                                "return None for a stage that is not its plugin's")
-        found += [(name, r) for r in results]
-        for columns in pm.hook.spamflow_report_host_columns(stage=name, record=record):
-            if columns is not None:
-                declared.setdefault(name, columns)
+            raise SpamflowError(f"report: plugins {sorted(p for p, _ in results)} all returned evidence for the "
+                                f"stage {name!r}; spamflow_report_evidence must return None for a stage that is not "
+                                "its plugin's")
+        found += [(name, r) for _, r in results]
+        columns = answers(plugins, "spamflow_report_host_columns", HostColumns, stage=name, record=record)
+        if columns:
+            declared[name] = columns[0][1]
     order = list(kinds)
     found.sort(key=lambda item: order.index(item[1].kind) if item[1].kind in kinds else len(order))
     sets = dict(found)
@@ -91,10 +106,9 @@ def build_sections(stages: dict[str, dict[str, Any]], assets: Path, gathered: Ga
                 ReportSection("hosts", "Hosts", env.get_template("hosts.html.j2").render(table=gathered.hosts))]
     added: list[ReportSection] = []
     for name, record in finished(stages).items():
-        for extra in _plugins(plugins).pm.hook.spamflow_report_section(
-                stage=name, record=record, assets=assets, evidence=gathered.sets.get(name)):
-            if extra is not None:
-                added.append(extra)
+        added += [section for _, section in answers(_plugins(plugins), "spamflow_report_section", ReportSection,
+                                                    stage=name, record=record, assets=assets,
+                                                    evidence=gathered.sets.get(name))]
     sections += sorted(added, key=lambda s: s.order)
     anchors = [s.anchor for s in sections]
     duplicated = sorted({a for a in anchors if anchors.count(a) > 1})
