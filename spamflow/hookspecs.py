@@ -17,6 +17,8 @@ from typing import Any
 import pluggy
 
 from spamflow.detector import Detector
+from spamflow.report.evidence import EvidenceSet
+from spamflow.report.host_columns import HostColumns
 from spamflow.report.section import ReportSection
 
 hookspec = pluggy.HookspecMarker("spamflow")
@@ -43,14 +45,56 @@ def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 @hookspec
-def spamflow_report_section(stage: str, record: dict[str, Any], assets: Path) -> ReportSection | None:
+def spamflow_report_section(stage: str, record: dict[str, Any], assets: Path,
+                            evidence: EvidenceSet | None) -> ReportSection | None:
     """Contribute a section to the run report for the finished stage ``stage``.
 
     Fires once per finished stage of the run, in run order, each time a report is written (the
     ``report`` stage of the DAG and ``spamflow report``).  ``record`` is the stage's entry of
     run.json (absolute ``outputs`` paths, ``params``, ``counts``, ``seconds``); ``assets`` is
     the report's assets folder, where the section may write figures and reference them as
-    ``assets/<file>``.  Return a :class:`spamflow.report.ReportSection` (its ``html`` is inserted
-    as is: escape your data; its ``anchor`` must be unique in the report) or None for a stage
+    ``assets/<file>``; ``evidence`` is what ``spamflow_report_evidence`` returned for this stage
+    (None if nothing), to show with :func:`spamflow.report.sections.evidence_list` (an
+    implementation may leave the argument out).  Return a
+    :class:`spamflow.report.ReportSection` (its ``html`` is inserted as is: escape your data;
+    its ``anchor`` must be unique in the report; its ``order`` places it) or None for a stage
     that is not yours.  Several plugins may each return a section.
+    """
+
+
+@hookspec
+def spamflow_report_evidence_kinds() -> dict[str, str] | None:
+    """Name the kinds of evidence this plugin's ``spamflow_report_evidence`` returns, each with
+    its plural, in report order: ``{"quilt": "quilts"}``.
+
+    Fires when the report counts its evidence (``<plural>_shown`` and ``<plural>_not_shown`` in
+    the report stage's counts) and when ``spamflow judge`` offers its ``--kinds``.  A kind
+    named by two plugins keeps the first plugin's plural.  Returns a dict (None or empty: none).
+    """
+
+
+@hookspec
+def spamflow_report_evidence(stage: str, record: dict[str, Any], stages: dict[str, dict[str, Any]],
+                             max_items: int) -> EvidenceSet | None:
+    """Return what a person can judge in the finished stage ``stage``.
+
+    Fires once per finished stage, in run order, before the host table and the sections are
+    built (the report) or the items are served (``spamflow judge``).  ``record`` is the stage's
+    entry of run.json, ``stages`` every finished stage's (e.g. ``stages["parse"]`` for the page
+    table).  Return a :class:`spamflow.report.EvidenceSet` of at most ``max_items``
+    :class:`spamflow.report.Evidence` (each with a unique key ``<kind>:…``, its HTML and the
+    (snapshot, host) pairs it implicates: the host table links those hosts to it) and the total
+    found, or None for a stage that is not yours.  One plugin per stage returns evidence.
+    """
+
+
+@hookspec
+def spamflow_report_host_columns(stage: str, record: dict[str, Any]) -> HostColumns | None:
+    """Say how the finished stage ``stage`` appears in the report's host table.
+
+    Fires once per finished stage, in run order.  Return a
+    :class:`spamflow.report.HostColumns`: the headline columns of the stage's ``hosts``
+    Parquet output (shown as ``<stage>.<column>``), the rule that says it fired on a host, and,
+    for a classifier, its verdict per host; or None (a stage with a ``hosts`` output then
+    shows its first three numeric columns).
     """

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 import spamflow
 from spamflow.detector import Detector
@@ -44,7 +45,8 @@ def test_builtins_are_listed(plugins):
     for info in plugins.plugins():
         assert info.origin == "builtin" and "spamflow_register_detectors" in info.hooks
     assert {p.name: p.hooks for p in plugins.plugins()}["spamflow_quilt"] == (
-        "spamflow_register_commands", "spamflow_register_detectors")
+        "spamflow_register_commands", "spamflow_register_detectors", "spamflow_report_evidence",
+        "spamflow_report_evidence_kinds", "spamflow_report_host_columns", "spamflow_report_section")
     assert plugins.detectors.names() == BUILTIN_DETECTORS
     assert plugins.detectors["obvious"].plugin == "spamflow_obvious"
     assert plugins.detectors["quilt"].plugin == "spamflow_quilt"
@@ -86,6 +88,57 @@ def test_external_plugin_is_selectable_and_runs(installed_plugin, tmp_path):
     bad = cli("validate", "-c", "c.yaml", env=installed_plugin, cwd=tmp_path)
     assert bad.returncode == 2
     assert "line 4: detectors.wordcount.long_page: Input should be a valid integer (got 'many')" in bad.stderr
+
+
+def test_external_plugin_adds_a_report_section_host_columns_and_evidence(installed_plugin, tmp_path):
+    """The fixture plugin takes part in the report through the same hooks as the built-ins: its
+    section (placed by its order, with a figure), its host-table column and fired rule, and its
+    evidence (each long page), linked from its hosts' rows and served by the judging page."""
+    long_text, short_text = "<p>" + "word " * 12 + "</p>", "<p>word</p>"
+    write_warc(tmp_path / "a.warc.gz", [
+        Resp("http://a.example.com/1", html("t", long_text)), Resp("http://a.example.com/2", html("t", short_text)),
+        Resp("http://b.example.com/1", html("t", short_text)),
+        Resp("http://c.example.com/1", html("t", long_text)), Resp("http://c.example.com/2", html("t", long_text)),
+    ])
+    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz']}\n"
+                                     "detectors:\n  wordcount: {long_page: 3}\n")
+    out = cli("run", "-c", "c.yaml", "--no-progress", env=installed_plugin, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((tmp_path / "out" / "run.json").read_text())
+    report = manifest["stages"]["report"]
+    assert report["counts"]["longpages_shown"] == 3 and report["counts"]["longpages_not_shown"] == 0
+    index = Path(report["outputs"]["report"])
+    soup = BeautifulSoup(index.read_text(encoding="utf-8"), "html.parser")
+    assert [s["id"] for s in soup.find_all("section")] == ["summary", "hosts", "wordcount"]
+    section = soup.select_one("#wordcount")
+    assert "3 of 5 pages are long." in section.get_text()
+    assert (index.parent / section.select_one("img")["src"]).is_file()
+    articles = {a["id"]: a for a in section.select("article.evidence")}
+    assert sorted(a["data-key"].split(":")[0] for a in articles.values()) == ["longpage"] * 3
+    header = [th.get("title") or th.get_text(strip=True) for th in soup.select("#host-table thead th")]
+    rows = {tr.find_all("td")[1].text: tr.find_all("td") for tr in soup.select("#host-table tbody tr")}
+    # hand-worked: a has one long page, b none, c two
+    long_pages = {host: td[header.index("wordcount.long_pages")].get_text(strip=True) for host, td in rows.items()}
+    assert long_pages == {"a.example.com": "1", "b.example.com": "0", "c.example.com": "2"}
+    fired = {host: td[header.index("fired")].get_text(strip=True) for host, td in rows.items()}
+    assert fired == {"a.example.com": "wordcount", "b.example.com": "", "c.example.com": "wordcount"}
+    assert "(wordcount: pages over long_page words)" in " ".join(soup.select_one("#hosts p").get_text().split())
+    for host, expected in (("a.example.com", 1), ("b.example.com", 0), ("c.example.com", 2)):
+        links = [a["href"] for a in rows[host][header.index("evidence")].find_all("a")]
+        assert len(links) == expected
+        for href in links:  # each link leads to that host's long page in the section
+            assert f"http://{host}/" in articles[href.removeprefix("#")].get_text()
+    judged = subprocess.run([sys.executable, "-c", (
+        "import json, sys; from spamflow.report.render import gather\n"
+        "stages = json.load(open(sys.argv[1]))['stages']\n"
+        "print(json.dumps(sorted(e.key for e in gather(stages, 50, 5000).items() if e.kind == 'longpage')))"),
+        str(tmp_path / "out" / "run.json")], capture_output=True, text=True, timeout=300,
+        env={**os.environ, **installed_plugin})
+    assert judged.returncode == 0, judged.stderr
+    assert sorted(json.loads(judged.stdout)) == sorted(a["data-key"] for a in articles.values())
+    bad = cli("judge", "-c", "c.yaml", "--kinds", "host,nope", env=installed_plugin, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "choose from host, quilt, cluster, campaign, longpage" in bad.stderr
 
 
 def test_load_env_restricts_third_party_plugins(installed_plugin):

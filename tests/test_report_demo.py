@@ -160,9 +160,9 @@ def test_links_section_draws_the_rank_plane_of_each_snapshot(stages, report):
 
 def test_one_to_all_curve_is_hss_similar_ranking(stages):
     """The report streams the fingerprints; `spamflow hss similar` ranks the whole table: same Sim_b."""
-    from spamflow.report.render import similarities_to
     from spamflow_hss.fingerprint_table import fingerprints_dataset
     from spamflow_hss.one_to_all import rank_by_similarity
+    from spamflow_hss.report_section import similarities_to
 
     record = stages["hss"]
     m = int(record["params"]["m"])

@@ -12,14 +12,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from bs4 import BeautifulSoup
+from spamflow_quilt.passages import source_marks
 
 from spamflow import hookimpl
 from spamflow.config import parse_config
 from spamflow.errors import SpamflowError
 from spamflow.plan import plan_run
 from spamflow.plugins import build_plugins
-from spamflow.report import ReportSection
-from spamflow.report.passages import source_marks
+from spamflow.report import EvidenceSet, ReportSection
 from spamflow.report.render import write_report
 
 EVALUATION = {"threshold": 0.5, "auc": 0.875, "baseline_auc": 0.61,
@@ -95,6 +95,52 @@ def test_a_section_anchor_taken_twice_is_an_error(tmp_path):
     plugins = build_plugins(entry_points=False, extra={"clash": Clash()})
     stages = {"classify": _classify_stage(tmp_path / "classify")}
     with pytest.raises(SpamflowError, match="anchor"):
+        write_report(stages, tmp_path / "report", title="t", plugins=plugins)
+
+
+def test_sections_are_placed_by_order_after_the_summary_and_hosts(tmp_path):
+    """A plugin places its section among the built-ins' (classify is 10) with ``order``; one
+    that names none (a three-argument hook written before ``order``) comes after them."""
+    class Placed:
+        @hookimpl
+        def spamflow_report_section(self, stage: str, record: dict, assets: Path, evidence) -> ReportSection | None:
+            assert evidence is None  # nothing gave classify evidence
+            return ReportSection("early", "Early", "<p>e</p>", order=5) if stage == "classify" else None
+
+    plugins = build_plugins(entry_points=False, extra={"extra": _ExtraSection(), "placed": Placed()})
+    stages = {"classify": _classify_stage(tmp_path / "classify")}
+    path, counts = write_report(stages, tmp_path / "report", title="t", plugins=plugins)
+    soup = BeautifulSoup(path.read_text(), "html.parser")
+    assert [s["id"] for s in soup.find_all("section")] == ["summary", "hosts", "early", "classify", "extra"]
+    assert [a["href"] for a in soup.select("nav a")] == ["#summary", "#hosts", "#early", "#classify", "#extra"]
+    assert counts["sections"] == 5
+
+
+def test_evidence_for_one_stage_from_two_plugins_is_an_error(tmp_path):
+    class Claims:
+        def __init__(self, kind: str) -> None:
+            self.kind = kind
+
+        @hookimpl
+        def spamflow_report_evidence(self, stage: str) -> EvidenceSet | None:
+            return EvidenceSet(self.kind, [], 0) if stage == "classify" else None
+
+    plugins = build_plugins(entry_points=False, extra={"one": Claims("a"), "two": Claims("b")})
+    stages = {"classify": _classify_stage(tmp_path / "classify")}
+    with pytest.raises(SpamflowError, match=r"plugins \['one', 'two'\] all returned evidence for the stage 'classify'"):
+        write_report(stages, tmp_path / "report", title="t", plugins=plugins)
+
+
+def test_a_plugin_answering_a_report_hook_with_the_wrong_type_is_named(tmp_path):
+    class Sloppy:
+        @hookimpl
+        def spamflow_report_section(self, stage: str) -> dict:
+            return {"anchor": "x", "title": "X", "html": ""}
+
+    plugins = build_plugins(entry_points=False, extra={"sloppy": Sloppy()})
+    stages = {"classify": _classify_stage(tmp_path / "classify")}
+    with pytest.raises(SpamflowError, match="plugin 'sloppy' returned a dict from spamflow_report_section for the "
+                                            "stage 'classify'; expected a ReportSection or None"):
         write_report(stages, tmp_path / "report", title="t", plugins=plugins)
 
 

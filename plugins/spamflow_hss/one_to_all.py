@@ -40,6 +40,6 @@ def rank_by_similarity(table: pa.Table, row: int, m: int) -> pa.Table:
 
 def plot_curve(ranked: pa.Table, path: Path, title: str) -> None:
     """Sim_b against rank (the paper's Figure 4), drawn as the report draws it."""
-    from spamflow.report.plots import similarity_curve
+    from spamflow_hss.report_section import similarity_curve
 
     similarity_curve(ranked.column("sim_b").to_numpy(), path, title)

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from spamflow import hookimpl
 from spamflow.detector import Detector
 from spamflow_obvious import __version__
+from spamflow_obvious.report_section import spamflow_report_host_columns  # the report's part of this detector
 
 __all__ = ["__version__", "spamflow_register_detectors"]
+__all__ += ["spamflow_report_host_columns"]
 
 
 @hookimpl

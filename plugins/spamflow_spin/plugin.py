@@ -6,8 +6,16 @@ from collections.abc import Callable
 from spamflow import hookimpl
 from spamflow.detector import Detector
 from spamflow_spin import __version__
+from spamflow_spin.report_section import (  # the report's part of this detector
+    spamflow_report_evidence,
+    spamflow_report_evidence_kinds,
+    spamflow_report_host_columns,
+    spamflow_report_section,
+)
 
 __all__ = ["__version__", "spamflow_register_detectors"]
+__all__ += ["spamflow_report_evidence", "spamflow_report_evidence_kinds",
+            "spamflow_report_host_columns", "spamflow_report_section"]
 
 
 @hookimpl

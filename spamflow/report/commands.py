@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spamflow.report.judge import KINDS
+
+def judge_kinds() -> tuple[str, ...]:
+    """What ``spamflow judge`` can show: hosts, then the kinds of evidence the loaded plugins
+    declare (``spamflow_report_evidence_kinds``), in report order."""
+    from spamflow.report.evidence import evidence_kinds
+
+    return tuple(evidence_kinds())
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +35,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workdir", help="override the config's workdir")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port; default 8765)")
     p.add_argument("--labels", help="labels folder (default: <workdir>/judge)")
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"what to judge, in order (default {','.join(KINDS)})")
+    kinds = judge_kinds()
+    p.add_argument("--kinds", default=",".join(kinds), help=f"what to judge, in order (default {','.join(kinds)})")
     p.set_defaults(handler=run_judge)
 
 
@@ -62,20 +69,22 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_judge(args: argparse.Namespace) -> int:
+    from spamflow.plugins import get_plugins
     from spamflow.report.judge import make_server
     from spamflow.report.labels import LabelStore
     from spamflow.report.render import gather
 
+    known = judge_kinds()
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    unknown = sorted(set(kinds) - set(KINDS))
+    unknown = sorted(set(kinds) - set(known))
     if unknown:
-        print(f"spamflow judge: --kinds: unknown {unknown}; choose from {', '.join(KINDS)}", file=sys.stderr)
+        print(f"spamflow judge: --kinds: unknown {unknown}; choose from {', '.join(known)}", file=sys.stderr)
         return 2
     config, manifest = _run_stages("judge", args)
     if manifest is None:
         return 1
     settings = config.model.report
-    items = gather(manifest["stages"], settings.max_items, settings.max_hosts).items()
+    items = gather(manifest["stages"], settings.max_items, settings.max_hosts, get_plugins()).items()
     items = sorted((e for e in items if e.kind in kinds), key=lambda e: kinds.index(e.kind))
     store = LabelStore(Path(args.labels) if args.labels else config.workdir / "judge")
     server = make_server(items, store, args.port, title=str(config.workdir))

@@ -1,34 +1,18 @@
-"""The per-host table of the report: one row per (snapshot, host) with the classifier's score
-when a ``classify`` stage ran, and a few headline features of every detector beside it."""
+"""The per-host table of the report: one row per (snapshot, host) with a few headline columns
+of every stage's ``hosts`` output, which detectors fired, and a classifier's score when one
+ran.  What each stage shows is its plugin's ``spamflow_report_host_columns``; the table knows
+no detector."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
+from spamflow.report.evidence import HostKey
+from spamflow.report.host_columns import HostColumns
 
-HEADLINE_FEATURES: dict[str, tuple[str, ...]] = {
-    "obvious": ("number_of_pages",),
-    "quilt": ("quilted_pages", "quilted_fraction"),
-    "hss": ("largest_cluster_domains", "multi_domain_fraction"),
-    "spin": ("campaign_pages", "max_campaign_hosts", "is_promoted"),
-    "links": ("pagerank", "trustrank", "reciprocity"),
-    "content": ("AVG_52", "AVG_54"),
-}
-"""Columns shown per known detector; a detector not listed shows its first three numeric columns."""
-
-FIRED: dict[str, tuple[str, float]] = {
-    "quilt": ("quilted_pages", 0),
-    "hss": ("largest_cluster_domains", 1),
-    "spin": ("campaign_pages", 0),
-}
-"""A detector "fired" on a host when this column is above this value (shown, and the order
-of the table before a classifier exists)."""
-
-HostKey = tuple[str, str]
+__all__ = ["HostKey", "HostRow", "HostTable", "build_host_table"]
 
 
 @dataclass
@@ -52,20 +36,25 @@ class HostTable:
     hidden: int
     """Rows left out past ``max_hosts`` (counted, not silently dropped)."""
     scored: bool
+    rules: list[tuple[str, str]] = field(default_factory=list)
+    """(stage, what firing means) of every stage with a fired rule, in run order."""
 
 
-def _headline(stage: str, table: Any) -> list[str]:
-    names = [n for n in HEADLINE_FEATURES.get(stage, ()) if n in table.schema.names]
-    if names or stage in HEADLINE_FEATURES:
-        return names
+def _headline(declared: HostColumns | None, table: Any) -> list[str]:
+    if declared is not None and declared.headline is not None:
+        return [n for n in declared.headline if n in table.schema.names]
     numeric = [f.name for f in table.schema if f.name not in ("snapshot", "host")
                and (str(f.type).startswith(("int", "uint", "double", "float", "bool")))]
     return numeric[:3]
 
 
 def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, list[tuple[str, str]]],
-                     max_hosts: int) -> HostTable:
-    """Join the ``hosts`` Parquet output of every stage that has one, and ``classify``'s scores."""
+                     max_hosts: int, declared: dict[str, HostColumns] | None = None) -> HostTable:
+    """Join the ``hosts`` Parquet output of every stage that has one, each shown as its plugin
+    ``declared``, and the verdicts of the stages that give scores."""
+    import pyarrow.parquet as pq
+
+    declared = declared or {}
     rows: dict[HostKey, HostRow] = {}
 
     def row(snapshot: str, host: str) -> HostRow:
@@ -82,30 +71,35 @@ def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, lis
         table = pq.read_table(path)
         if not {"snapshot", "host"} <= set(table.schema.names):
             continue
-        names = _headline(stage, table)
+        names = _headline(declared.get(stage), table)
         columns += [f"{stage}.{n}" for n in names]
-        fired_col, above = FIRED.get(stage, ("", 0.0))
+        rule = declared[stage].fired if stage in declared else None
+        fired_col = rule.column if rule else ""
         data = table.select(["snapshot", "host", *names] + ([fired_col] if fired_col in table.schema.names
                                                           and fired_col not in names else [])).to_pylist()
         for item in data:
             r = row(item["snapshot"], item["host"])
             for n in names:
                 r.values[f"{stage}.{n}"] = item[n]
-            if fired_col and (item.get(fired_col) or 0) > above:
+            if rule and (item.get(fired_col) or 0) > rule.above:
                 r.fired.append(stage)
     scored = False
-    classify = stages.get("classify", {}).get("outputs", {}).get("scores")
-    if classify and Path(classify).is_file():
+    for stage in stages:
+        scores = declared[stage].scores if stage in declared else None
+        if scores is None:
+            continue
         scored = True
-        for item in pq.read_table(classify).to_pylist():
-            r = row(item["snapshot"], item["host"])
-            r.score, r.label, r.true_label = item["score"], item["label"], item.get("true_label")
-            r.evidence = json.loads(item["evidence"]) if item.get("evidence") else None
-            if r.evidence:
-                r.fired = sorted(set(r.fired) | set(r.evidence.get("detectors", {})))
+        for (snapshot, host), verdict in scores.items():
+            r = row(snapshot, host)
+            r.score, r.label, r.true_label = verdict.score, verdict.label, verdict.true_label
+            r.evidence = verdict.evidence
+            if verdict.fired is not None:
+                r.fired = sorted(set(r.fired) | set(verdict.fired))
     for key, anchors in links.items():
         if key in rows:
             rows[key].links = anchors
     ordered = sorted(rows.values(), key=lambda r: (-(r.score if r.score is not None else -1.0),
                                                    -len(r.fired), r.snapshot, r.host))
-    return HostTable(columns, ordered[:max_hosts], max(0, len(ordered) - max_hosts), scored)
+    rules = [(stage, declared[stage].fired.text) for stage in stages  # type: ignore[union-attr]
+             if stage in declared and declared[stage].fired is not None]
+    return HostTable(columns, ordered[:max_hosts], max(0, len(ordered) - max_hosts), scored, rules)

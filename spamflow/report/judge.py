@@ -18,10 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 
+from spamflow.report.evidence import Evidence
 from spamflow.report.labels import LabelStore
-from spamflow.report.sections import Evidence, environment
+from spamflow.report.sections import environment
 
-KINDS = ("host", "quilt", "cluster", "campaign")
 STATIC = {"/assets/report.css": "text/css", "/assets/judge.js": "text/javascript"}
 TOKEN_HEADER = "X-Spamflow-Token"
 MAX_BODY = 16 * 1024  # a verdict is {"key": ..., "label": ...}: well under 1 KiB

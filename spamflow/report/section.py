@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DEFAULT_ORDER = 100
+"""Where a section goes when it names no ``order``: after the built-in detectors' sections,
+which use 10 to 70 (so a plugin written before ``order`` existed keeps its place)."""
+
 
 @dataclass(frozen=True)
 class ReportSection:
@@ -15,3 +19,6 @@ class ReportSection:
     """The section's id in the page (``#anchor``), unique in the report."""
     title: str
     html: str
+    order: int = DEFAULT_ORDER
+    """Sections are shown by ``order``, ties in run order, after the run summary and the host
+    table (which always come first)."""

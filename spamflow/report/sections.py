@@ -1,18 +1,16 @@
-"""The report's sections, each built from the outputs one stage names in run.json.
+"""What the report's frame and the plugins' report modules share: the template environment,
+readers of stage outputs, the host items of the judging page and the HTML of an evidence list.
 
-Every piece of evidence (a quilt beside its sources, a cluster, a campaign) is an
-:class:`Evidence` with a key; the report shows them under their section and the judging page
-shows them one at a time, so both read the same files the same way."""
+Every piece of evidence is an :class:`Evidence` with a key; the report shows it under its
+section and the judging page shows it alone, so both read the same files the same way.  The
+evidence of each detector is built by its own plugin (``spamflow_report_evidence``)."""
 
 from __future__ import annotations
 
 import csv
-import heapq
 import json
-import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,35 +18,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import escape
 
 from spamflow.errors import SpamflowError
-from spamflow.report.host_table import HostKey, HostTable
-from spamflow.report.passages import runs, source_marks
+from spamflow.report.evidence import Evidence, HostKey
+from spamflow.report.host_table import HostTable
 
-MAX_TEXT_WORDS = 2000
-"""Words of a page shown beside a quilt (the rest is cut, and the cut is said)."""
-IMMUTABLES_SHOWN = 60
-
-
-@dataclass
-class Evidence:
-    """One thing a person can judge: its key (``quilt:…``, ``cluster:…``, ``campaign:…``,
-    ``host:…``), a title, an HTML fragment and the hosts it implicates."""
-
-    key: str
-    kind: str
-    title: str
-    html: str
-    hosts: list[HostKey] = field(default_factory=list)
-
-    @property
-    def anchor(self) -> str:
-        return "ev-" + re.sub(r"[^A-Za-z0-9_-]+", "-", self.key)
+__all__ = ["Evidence", "copy_asset", "environment", "evidence_list", "host_evidence", "host_links", "jsonl",
+           "macros", "pages_by_id", "read_csv_rows"]
 
 
 def environment() -> Environment:
+    """The report's Jinja environment: autoescaping, and the ``num`` filter (4 significant
+    digits, empty for a missing value)."""
     env = Environment(loader=PackageLoader("spamflow.report", "templates"), autoescape=select_autoescape(["j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _num
@@ -65,11 +48,18 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def macros(env: Environment, source: str) -> Any:
+    """The macros of a template held as a string (a plugin's own fragments), autoescaped like
+    the report's templates: ``macros(env, TEXT).quilt(...)``."""
+    return env.from_string(source).module
+
+
 def _macro(env: Environment, name: str) -> Any:
     return getattr(env.get_template("fragments.html.j2").module, name)
 
 
-def _jsonl(path: str | Path, what: str) -> Iterator[dict[str, Any]]:
+def jsonl(path: str | Path, what: str) -> Iterator[dict[str, Any]]:
+    """The records of a JSON-lines output; a bad line is an error naming the file and line."""
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
             if line.strip():
@@ -88,104 +78,6 @@ def pages_by_id(pages: str | Path, ids: set[int], columns: list[str]) -> dict[in
     table = dataset.to_table(columns=["doc_id", *columns],
                              filter=pc.field("doc_id").isin(pa.array(sorted(ids), type=id_type)))
     return {r["doc_id"]: r for r in table.to_pylist()}
-
-
-def quilt_evidence(stages: dict[str, dict[str, Any]], max_items: int, env: Environment) -> tuple[list[Evidence], int]:
-    """The quilts with the highest patchfrac, each beside its sources, shared k-grams highlighted."""
-    record = stages["quilt"]
-    total = 0
-
-    def counted(lines: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        nonlocal total
-        for line in lines:
-            total += 1
-            yield line
-
-    shown = heapq.nsmallest(max_items, counted(_jsonl(record["outputs"]["quilts"], "quilt")),
-                            key=lambda q: (-q["patchfrac"], q["snapshot"], q["doc_id"]))
-    ids = {q["doc_id"] for q in shown} | {s["doc_id"] for q in shown for s in q["sources"]}
-    pages = pages_by_id(stages["parse"]["outputs"]["pages"], ids, ["words"])
-    k = int(record["params"].get("k", 5))
-    macro = _macro(env, "quilt")
-    out = []
-    for q in shown:
-        words = list(pages.get(q["doc_id"], {}).get("words") or [])[:MAX_TEXT_WORDS]
-        source_words = [list(pages.get(s["doc_id"], {}).get("words") or [])[:MAX_TEXT_WORDS] for s in q["sources"]]
-        owner, marks = source_marks(words, source_words, k)
-        sources = [{"url": s["url"], "grams": s["grams"], "index": i,
-                    "runs": runs(sw, [i if m else -1 for m in mark])}
-                   for i, (s, sw, mark) in enumerate(zip(q["sources"], source_words, marks))]
-        html = str(macro(q, runs(words, owner), sources))
-        out.append(Evidence(f"quilt:{q['snapshot']}:{q['doc_id']}", "quilt", f"quilt {q['url']} ({q['snapshot']})",
-                            html, [(q["snapshot"], q["host"])]))
-    return out, total - len(shown)
-
-
-def cluster_evidence(stages: dict[str, dict[str, Any]], max_items: int,
-                     env: Environment) -> tuple[list[dict[str, Any]], list[Evidence]]:
-    """All clusters for Table 1, and the first ``max_items`` with their members."""
-    record = stages["hss"]
-    clusters = list(_jsonl(record["outputs"]["clusters"], "cluster"))
-    shown = clusters[:max_items]
-    wanted = {c["cluster_id"] for c in shown}
-    table = pq.read_table(record["outputs"]["page_clusters"],
-                          columns=["doc_id", "snapshot", "url", "host", "cluster_id", "similarity_to_centroid"])
-    members: dict[int, list[dict[str, Any]]] = {}
-    for row in table.filter(pc.is_in(table["cluster_id"], pa.array(sorted(wanted), type=table["cluster_id"].type))
-                            ).to_pylist() if wanted else []:
-        members.setdefault(row["cluster_id"], []).append(row)
-    macro = _macro(env, "cluster")
-    out = []
-    for c in shown:
-        rows = sorted(members.get(c["cluster_id"], []), key=lambda r: -(r["similarity_to_centroid"] or 0))
-        html = str(macro(c, rows[:200], max(0, len(rows) - 200)))
-        hosts = sorted({(r["snapshot"], r["host"]) for r in rows})
-        out.append(Evidence(f"cluster:{c['cluster_id']}", "cluster",
-                            f"HSS cluster {c['cluster_id'] + 1} ({c['snapshot']}, {c['size']} pages, "
-                            f"{c['domains']} domains)", html, hosts))
-    return clusters, out
-
-
-def _immutables(work: Path, snapshot: str, wanted: set[int]) -> dict[int, list[str]]:
-    path = work / snapshot.replace("/", "_") / "immutables.tsv"
-    found: dict[int, list[str]] = {}
-    if not path.is_file():
-        return found
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            doc, _, words = line.rstrip("\n").partition("\t")
-            if doc.isdigit() and int(doc) in wanted:
-                found[int(doc)] = words.split()
-    return found
-
-
-def campaign_evidence(stages: dict[str, dict[str, Any]], max_items: int,
-                      env: Environment) -> tuple[list[Evidence], int]:
-    """Spin campaigns with their copies, promoted sites and the immutables every copy shares."""
-    record = stages["spin"]
-    campaigns = list(_jsonl(record["outputs"]["campaigns"], "campaign"))
-    shown = campaigns[:max_items]
-    work = Path(record["outputs"].get("work", ""))
-    by_snapshot: dict[str, set[int]] = {}
-    for c in shown:
-        by_snapshot.setdefault(c["snapshot"], set()).update(p["doc_id"] for p in c["pages"])
-    immutables: dict[int, list[str]] = {}
-    for snapshot, ids in by_snapshot.items():
-        immutables.update(_immutables(work, snapshot, ids))
-    macro = _macro(env, "campaign")
-    out = []
-    for c in shown:
-        lists = [immutables[p["doc_id"]] for p in c["pages"] if p["doc_id"] in immutables]
-        common = set(lists[0]).intersection(*map(set, lists[1:])) if lists else set()
-        ordered = [w for w in dict.fromkeys(lists[0])] if lists else []
-        shared = [w for w in ordered if w in common]
-        html = str(macro(c, shared[:IMMUTABLES_SHOWN], len(shared)))
-        hosts = sorted({(c["snapshot"], p["host"]) for p in c["pages"]}
-                       | {(c["snapshot"], p["host"]) for p in c["promoted_sites"]})
-        out.append(Evidence(f"campaign:{c['campaign']}", "campaign",
-                            f"spin campaign {c['campaign']} ({c['articles']} articles on {c['hosts']} hosts)",
-                            html, hosts))
-    return out, len(campaigns) - len(shown)
 
 
 def host_links(evidence: list[Evidence]) -> dict[HostKey, list[tuple[str, str]]]:
@@ -212,6 +104,14 @@ def host_evidence(table: HostTable, env: Environment) -> list[Evidence]:
     return out
 
 
+def evidence_list(items: list[Evidence], hidden: int, what: str) -> str:
+    """The evidence of a section, each an ``<article>`` at its anchor, and how many more were
+    found than shown (``what``: the kind's plural)."""
+    body = "".join(f'<article class="evidence" id="{e.anchor}" data-key="{escape(e.key)}"><h3>{escape(e.title)}</h3>'
+                   f"{e.html}</article>" for e in items)
+    return body + (f'<p class="note">{hidden} more {what} not shown (report.max_items).</p>' if hidden else "")
+
+
 def copy_asset(src: str | Path, assets: Path, name: str) -> str | None:
     """Copy a figure another command wrote into the assets folder; its relative path."""
     if not Path(src).is_file():
@@ -223,18 +123,3 @@ def copy_asset(src: str | Path, assets: Path, name: str) -> str | None:
 def read_csv_rows(path: str | Path) -> list[dict[str, str]]:
     with open(path, encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
-
-
-def rank_density_figures(path: str | Path, assets: Path) -> list[tuple[str, str]]:
-    """One CheiRank-PageRank plane per snapshot of links' ``rank_density.npz``."""
-    from spamflow.report.plots import rank_plane
-
-    figures = []
-    with np.load(path) as data:
-        snapshots = sorted({k.rsplit("/", 1)[0] for k in data.files if k.endswith("/density")})
-        for i, snapshot in enumerate(snapshots):
-            name = f"rank_plane_{i}.png"
-            rank_plane(data[f"{snapshot}/density"], data[f"{snapshot}/edges"], assets / name,
-                       f"CheiRank-PageRank plane, {snapshot}")
-            figures.append((snapshot, f"assets/{name}"))
-    return figures
