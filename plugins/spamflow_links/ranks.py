@@ -38,12 +38,8 @@ class Walk:
         """The walk along the links of ``adjacency`` (row = source), or against them."""
         a = sp.csr_matrix(adjacency, dtype=np.float64)  # no copy if already float64 CSR
         check_weights(a)
-        if reverse:
-            out = np.bincount(a.indices, weights=a.data, minlength=a.shape[1])
-            matrix: sp.spmatrix = a
-        else:
-            out = np.asarray(a.sum(axis=1)).ravel()
-            matrix = a.T
+        matrix = a if reverse else a.T  # views of the same arrays
+        out = np.asarray(matrix.T @ np.ones(a.shape[0]))  # weight leaving each node along the walk
         dangling = out == 0
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=~dangling)
         return cls(matrix, inv, np.flatnonzero(dangling))
