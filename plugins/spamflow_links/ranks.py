@@ -1,6 +1,7 @@
 """PageRank, CheiRank, 2DRank and the correlator kappa (Eom et al., Time evolution of Wikipedia
 network ranking), TrustRank (Gyöngyi et al.) and truncated PageRank (Becchetti et al.), by power
-iteration on scipy.sparse.
+iteration on scipy.sparse. One ``Walk`` (the graph's matrix and inverse out-weights) serves
+PageRank, TrustRank and truncated PageRank; CheiRank walks the same arrays backwards.
 
 Conventions follow the Wikipedia paper: ``S`` is the column-stochastic transition matrix of
 the 0/1 (or weighted) adjacency, a dangling node's column is replaced by 1/N, and
@@ -9,43 +10,109 @@ the 0/1 (or weighted) adjacency, a dangling node's column is replaced by 1/N, an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
 
-def transition(adjacency: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
-    """(S^T as CSR rows = sources normalised, dangling mask): row i of the result holds the
-    probabilities of stepping from i to each j."""
-    a = sp.csr_matrix(adjacency, dtype=np.float64)
-    out = np.asarray(a.sum(axis=1)).ravel()
-    dangling = out == 0
-    inv = np.divide(1.0, out, out=np.zeros_like(out), where=~dangling)
-    return sp.csr_matrix(sp.diags(inv) @ a), dangling
+@dataclass(frozen=True)
+class Walk:
+    """The random walk on a graph, built once and shared by every rank computed on it.
+
+    ``step(x)`` is S x without the dangling columns: A^T (x / out). Keeping A as given and
+    scaling the vector instead of the matrix means no normalised or transposed copy of the
+    m edges is ever made: the forward walk multiplies by the CSC view A^T of A's CSR arrays
+    (a scatter, faster here than a gather on a transposed copy), the reversed walk (CheiRank)
+    by A itself."""
+
+    matrix: sp.spmatrix
+    """M with M @ x = the mass arriving at each node: A^T (forward) or A (reversed), float64."""
+    inv_out: np.ndarray
+    """1 / (total link weight leaving the node along the walk), 0 for a dangling node."""
+    dangling: np.ndarray
+    """Ids of the dangling nodes (no link out along the walk), ascending."""
+
+    @classmethod
+    def of(cls, adjacency: sp.spmatrix, *, reverse: bool = False) -> Walk:
+        """The walk along the links of ``adjacency`` (row = source), or against them."""
+        a = sp.csr_matrix(adjacency, dtype=np.float64)  # no copy if already float64 CSR
+        check_weights(a)
+        matrix = a if reverse else a.T  # views of the same arrays
+        out = np.asarray(matrix.T @ np.ones(a.shape[0]))  # weight leaving each node along the walk
+        dangling = out == 0
+        inv = np.divide(1.0, out, out=np.zeros_like(out), where=~dangling)
+        return cls(matrix, inv, np.flatnonzero(dangling))
+
+    @property
+    def n(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def step(self, x: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+        """S x over the non-dangling columns (a new array); ``scratch``: n floats to reuse."""
+        np.multiply(x, self.inv_out, out=scratch)
+        return np.asarray(self.matrix @ scratch)
+
+    def dangling_mass(self, x: np.ndarray) -> float:
+        return float(x.take(self.dangling).sum())
 
 
-def pagerank(adjacency: sp.spmatrix, alpha: float = 0.85, *, teleport: np.ndarray | None = None,
+def check_weights(a: sp.csr_matrix) -> None:
+    """A walk needs a square matrix of finite, non-negative link weights: say which edge is not."""
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"the adjacency matrix must be square (one row and column per node), not {a.shape}")
+    if a.data.size == 0 or (a.data.min() >= 0 and a.data.max() < np.inf):  # False for NaN too; no copy
+        return
+    bad = np.flatnonzero(~(np.isfinite(a.data) & (a.data >= 0)))
+    k = int(bad[0])
+    source = int(np.searchsorted(a.indptr, k, side="right")) - 1
+    raise ValueError(f"link weights must be finite and >= 0: {len(bad)} are not, the first is "
+                     f"{a.data[k]!r} on the edge {source} -> {int(a.indices[k])}")
+
+
+def as_walk(graph: sp.spmatrix | Walk) -> Walk:
+    """The forward walk on ``graph``, unless it already is a walk."""
+    return graph if isinstance(graph, Walk) else Walk.of(graph)
+
+
+def pagerank(adjacency: sp.spmatrix | Walk, alpha: float = 0.85, *, teleport: np.ndarray | None = None,
              tol: float = 1e-10, max_iter: int = 1000) -> np.ndarray:
     """PageRank by power iteration: p <- alpha (S p) + (1 - alpha) v, where a dangling node
-    sends its mass along v (uniform 1/N unless ``teleport`` is given, as for TrustRank)."""
-    n = adjacency.shape[0]
+    sends its mass along v (uniform 1/N unless ``teleport`` is given, as for TrustRank); stops
+    when the L1 change of p is below ``tol``. ``adjacency``: the graph, or its ``Walk``."""
+    return power_iteration(as_walk(adjacency), alpha, teleport, tol, max_iter)[0]
+
+
+def power_iteration(walk: Walk, alpha: float, teleport: np.ndarray | None, tol: float,
+                    max_iter: int) -> tuple[np.ndarray, int]:
+    """(PageRank of the walk, iterations made): ``pagerank`` without the defaults. Each
+    iteration is one sparse product plus in-place vector passes; nothing of size m is made."""
+    n = walk.n
     if n == 0:
-        return np.zeros(0)
-    m, dangling = transition(adjacency)
-    mt = sp.csr_matrix(m.T)
-    v = np.full(n, 1.0 / n) if teleport is None else np.asarray(teleport, dtype=np.float64) / float(np.sum(teleport))
-    p = v.copy()
-    for _ in range(max_iter):
-        new = alpha * (mt @ p) + (alpha * p[dangling].sum() + (1.0 - alpha)) * v
-        err = np.abs(new - p).sum()
+        return np.zeros(0), 0
+    v = None if teleport is None else np.asarray(teleport, dtype=np.float64) / float(np.sum(teleport))
+    p = np.full(n, 1.0 / n) if v is None else v.copy()
+    scratch = np.empty(n)
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
+        new = walk.step(p, scratch)
+        new *= alpha
+        jump = alpha * walk.dangling_mass(p) + (1.0 - alpha)
+        if v is None:
+            new += jump / n
+        else:
+            new += np.multiply(v, jump, out=scratch)
+        err = np.abs(np.subtract(new, p, out=scratch), out=scratch).sum()
         p = new
         if err < tol:
             break
-    return p / p.sum()
+    return p / p.sum(), iterations
 
 
 def cheirank(adjacency: sp.spmatrix, alpha: float = 0.85, tol: float = 1e-10) -> np.ndarray:
     """PageRank of the inverted network (every link reversed): high for communicative nodes."""
-    return pagerank(sp.csr_matrix(adjacency.T), alpha, tol=tol)
+    return pagerank(Walk.of(adjacency, reverse=True), alpha, tol=tol)
 
 
 def rank_index(p: np.ndarray) -> np.ndarray:
@@ -74,7 +141,7 @@ def kappa(p: np.ndarray, p_star: np.ndarray) -> float:
     return float(len(p) * np.dot(p, p_star) - 1.0)
 
 
-def trustrank(adjacency: sp.spmatrix, seeds: np.ndarray, alpha: float = 0.85, tol: float = 1e-10) -> np.ndarray:
+def trustrank(adjacency: sp.spmatrix | Walk, seeds: np.ndarray, alpha: float = 0.85, tol: float = 1e-10) -> np.ndarray:
     """TrustRank: PageRank whose random jumps (and dangling mass) go to the good seeds only,
     uniformly; ``seeds`` is a boolean mask with at least one True."""
     seeds = np.asarray(seeds, dtype=bool)
@@ -83,25 +150,27 @@ def trustrank(adjacency: sp.spmatrix, seeds: np.ndarray, alpha: float = 0.85, to
     return pagerank(adjacency, alpha, teleport=seeds.astype(np.float64), tol=tol)
 
 
-def truncated_pagerank(adjacency: sp.spmatrix, max_t: int = 4, alpha: float = 0.85,
+def truncated_pagerank(adjacency: sp.spmatrix | Walk, max_t: int = 4, alpha: float = 0.85,
                        tol: float = 1e-10, pr: np.ndarray | None = None) -> dict[int, np.ndarray]:
     """Truncated PageRank for T = 1..max_t (Becchetti et al. 2006): the PageRank series
     sum_t (1-alpha) alpha^t x_t, x_0 = 1/N, x_{t+1} = S x_t, without its terms t <= T, so the
     first T steps of support (a link farm's own links) do not count. ``pr``: the graph's
     PageRank for the same alpha, if already computed."""
-    n = adjacency.shape[0]
+    walk = as_walk(adjacency)
+    n = walk.n
     if pr is None:
-        pr = pagerank(adjacency, alpha, tol=tol)
-    m, dangling = transition(adjacency)
-    mt = sp.csr_matrix(m.T)
+        pr = pagerank(walk, alpha, tol=tol)
     x = np.full(n, 1.0 / n)
     head = np.zeros(n)
+    scratch = np.empty(n)
     out: dict[int, np.ndarray] = {}
     for t in range(max_t + 1):
         head += (1.0 - alpha) * alpha ** t * x
         if t >= 1:
             out[t] = np.clip(pr - head, 0.0, None)
-        x = mt @ x + x[dangling].sum() / n
+        mass = walk.dangling_mass(x)
+        x = walk.step(x, scratch)
+        x += mass / n
     return out
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spamflow_links.neighbourhood import supporters_exact, supporters_hll
-from spamflow_links.ranks import cheirank, pagerank, rank_index, truncated_pagerank, trustrank, two_d_rank
+from spamflow_links.ranks import Walk, cheirank, pagerank, rank_index, truncated_pagerank, trustrank, two_d_rank
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -55,8 +55,9 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
                     rank_weights: Literal["binary", "counts"] = "binary") -> dict[str, np.ndarray]:
     """Every static feature of every node of the graph (self-links must already be gone).
     Degrees and neighbourhoods use the 0/1 pattern; ranks use ``rank_matrix(rank_weights)``."""
-    walk = rank_matrix(adjacency, rank_weights)
-    b = rank_matrix(adjacency, "binary")
+    weights = rank_matrix(adjacency, rank_weights)
+    walk = Walk.of(weights)  # one walk for PageRank, TrustRank and truncated PageRank
+    b = weights if rank_weights == "binary" else rank_matrix(adjacency, "binary")
     bt = sp.csr_matrix(b.T)
     n = b.shape[0]
     f: dict[str, np.ndarray] = {}
@@ -86,7 +87,7 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
         support[1] = indeg
     for k in (2, 3, 4):
         f[f"neighbors_{k}"] = support[k]
-    chei = cheirank(walk, alpha, tol=tol)
+    chei = cheirank(weights, alpha, tol=tol)
     f["cheirank"] = chei
     k_pr, k_chei = rank_index(pr), rank_index(chei)
     f["pagerank_index"], f["cheirank_index"] = k_pr.astype(np.float64), k_chei.astype(np.float64)
