@@ -55,6 +55,8 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
                 continue
             counts["records"] += 1
             counts[f"records_{item.rec_type or 'unknown'}"] += 1
+            if item.length_problem:
+                problem(item.file, item.offset, "wrong_length", item.length_problem)
             if progress is not None:
                 progress(item.offset)
             if item.rec_type == "revisit":
@@ -90,7 +92,7 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
 
 def _note_payload_problems(item: WarcRecord, problem: Callable[[str, int, str, str], None],
                            max_bytes: int) -> None:
-    if item.cut_short:
+    if item.cut_short and not item.length_problem:  # a wrong length is reported once, as wrong_length
         problem(item.file, item.offset, "cut_short", "the file ends inside this record; parsed what was there")
     if item.capped:
         problem(item.file, item.offset, "truncated",
