@@ -3,25 +3,28 @@
 warcio does the reading.  When a record cannot be read (corrupt gzip member, broken
 headers, a file cut short), the failure is reported as a :class:`BadRecord` naming the file
 and offset, and reading resumes at the next place a record starts: the next gzip member
-for ``.gz`` files, the next ``WARC/1.`` line otherwise.  A record whose Content-Length
+for ``.gz`` files, the next ``WARC/1.x`` or ``WARC/0.x`` line (ClueWeb09 writes
+``WARC/0.18``) otherwise.  A record whose Content-Length
 does not match where it ends (``spamflow.warc_lengths``) comes with ``length_problem`` set,
 its body cut at its real end, and reading resumes at the next record.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
 from warcio.recordloader import ArcWarcRecord
 
+from spamflow.warc_dates import parse_warc_date
 from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
-_WARC_MAGIC = b"WARC/1."
+_WARC_LINE = re.compile(rb"\nWARC/[01]\.[0-9]")  # a record start after a line end: 1.0, 1.1, 0.18
 _SCAN_CHUNK = 1 << 20
 
 
@@ -70,26 +73,25 @@ class WarcRecord:
 
 
 def warc_date(value: str | None) -> datetime | None:
-    """Parse a WARC-Date (ISO 8601, 'Z' or offset, optional fraction) to aware UTC."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    """Parse a WARC-Date (ISO 8601, 'Z' or offset, optional fraction; ClueWeb09's
+    day-of-year dates repaired, see ``spamflow.warc_dates``) to aware UTC."""
+    return parse_warc_date(value).value
 
 
 def _next_start(fh: BinaryIO, after: int, gz: bool) -> int | None:
     """The offset of the next possible record start strictly after ``after``."""
-    magic = _GZIP_MAGIC if gz else b"\n" + _WARC_MAGIC
+    width = len(_GZIP_MAGIC) if gz else len(b"\nWARC/1.0")
     pos = after + 1
     while True:
         fh.seek(pos)
-        chunk = fh.read(_SCAN_CHUNK + len(magic))
-        if len(chunk) < len(magic):
+        chunk = fh.read(_SCAN_CHUNK + width)
+        if len(chunk) < width:
             return None
-        hit = chunk.find(magic)
+        if gz:
+            hit = chunk.find(_GZIP_MAGIC)
+        else:
+            found = _WARC_LINE.search(chunk)
+            hit = found.start() if found else -1
         if hit >= 0:
             return pos + hit + (0 if gz else 1)
         pos += _SCAN_CHUNK
@@ -132,7 +134,7 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
                 for record in iterator:
                     if record.format != "warc":
                         raise ValueError(f"not a WARC record (read as {record.format}); "
-                                         "spamflow reads WARC/1.0 and WARC/1.1 only")
+                                         "spamflow reads WARC/1.0, WARC/1.1 and WARC/0.18 only")
                     item = WarcRecord(name, iterator.offset, record)
                     wanted = wants_payload(item)
                     if wanted:
