@@ -16,6 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from spamflow.detector import RunSettings, StageContext
 from spamflow.errors import BadInputError
 from spamflow.parse_warc import parse_warc_file
+from spamflow.revisits import resolve_revisits
 from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile, read_warc_list
 from spamflow.warc_dates import DAY_OF_YEAR, parse_warc_date
 from spamflow.warc_records import warc_date
@@ -113,8 +114,6 @@ def test_a_revisit_row_carries_its_own_trec_id_not_its_originals(tmp_path):
              warc_headers={"WARC-TREC-ID": "clueweb12-b", "WARC-Refers-To": original,
                            "WARC-Profile": "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"}),
     ])
-    from spamflow.revisits import resolve_revisits
-
     _, result = _parse(tmp_path, warc)
     out = tmp_path / "revisits.parquet"
     assert resolve_revisits(result.revisits, [tmp_path / "pages.parquet"], out).pages == 1
