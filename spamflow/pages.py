@@ -43,6 +43,7 @@ PAGE_SCHEMA = pa.schema([
     pa.field("truncated", pa.bool_()),
     pa.field("warc_file", pa.string()),
     pa.field("warc_offset", pa.int64()),
+    pa.field("trec_id", pa.string()),  # WARC-TREC-ID (ClueWeb09/12 document id), null elsewhere
 ])
 
 
@@ -69,6 +70,7 @@ class Page:
     truncated: bool
     warc_file: str
     warc_offset: int
+    trec_id: str | None = None
     decode_errors: int = 0  # not stored: counted by the parse stage
 
     def row(self) -> dict[str, object]:
@@ -149,6 +151,12 @@ def is_html_response(rec: WarcRecord) -> bool:
     return rec.rec_type == "response" and media_type(rec.http_header("Content-Type")) in HTML_TYPES
 
 
+def trec_id_of(rec: WarcRecord) -> str | None:
+    """The record's ``WARC-TREC-ID`` (``clueweb09-en0000-00-00000``), the id TREC
+    judgements and the Waterloo spam rankings use; None when absent or blank."""
+    return (rec.header("WARC-TREC-ID") or "").strip() or None
+
+
 def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
     """Parse a response record whose payload was read (see ``iter_records``)."""
     assert rec.payload is not None, "payload not read"
@@ -180,5 +188,6 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         truncated=rec.capped or rec.cut_short,
         warc_file=rec.file,
         warc_offset=rec.offset,
+        trec_id=trec_id_of(rec),
         decode_errors=decoded.errors,
     )

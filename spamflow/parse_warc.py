@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from spamflow.errors import BadInputError
 from spamflow.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
 from spamflow.revisits import Revisit, revisit_of
+from spamflow.warc_dates import parse_warc_date
 from spamflow.warc_records import BadRecord, WarcRecord, iter_records
 
 BATCH_ROWS = 512
@@ -55,6 +56,9 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
                 continue
             counts["records"] += 1
             counts[f"records_{item.rec_type or 'unknown'}"] += 1
+            if item.length_problem:
+                problem(item.file, item.offset, "wrong_length", item.length_problem)
+            _note_date(item, counts, problem)
             if progress is not None:
                 progress(item.offset)
             if item.rec_type == "revisit":
@@ -88,9 +92,19 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
     return result
 
 
+def _note_date(item: WarcRecord, counts: Counter[str], problem: Callable[[str, int, str, str], None]) -> None:
+    """Count a repaired WARC-Date (``dates_repaired_<rule>``); report one that cannot be read."""
+    raw = item.header("WARC-Date")
+    parsed = parse_warc_date(raw)
+    if parsed.repair:
+        counts[f"dates_repaired_{parsed.repair.replace('-', '_')}"] += 1
+    elif parsed.value is None and raw and raw.strip():
+        problem(item.file, item.offset, "bad_date", f"WARC-Date {raw.strip()!r} is not a date; fetch_time left empty")
+
+
 def _note_payload_problems(item: WarcRecord, problem: Callable[[str, int, str, str], None],
                            max_bytes: int) -> None:
-    if item.cut_short:
+    if item.cut_short and not item.length_problem:  # a wrong length is reported once, as wrong_length
         problem(item.file, item.offset, "cut_short", "the file ends inside this record; parsed what was there")
     if item.capped:
         problem(item.file, item.offset, "truncated",

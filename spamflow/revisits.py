@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow.domains import host_of, registered_domain
-from spamflow.pages import HTML_TYPES, PAGE_SCHEMA, doc_id_of, media_type
+from spamflow.pages import HTML_TYPES, PAGE_SCHEMA, doc_id_of, media_type, trec_id_of
 from spamflow.warc_records import WarcRecord, iter_records, warc_date
 
 NOT_MODIFIED = 304
@@ -48,6 +48,7 @@ class Revisit:
     refers_to: str | None
     refers_to_url: str | None
     refers_to_date: datetime | None
+    trec_id: str | None = None
 
     @property
     def doc_id(self) -> int:
@@ -100,6 +101,7 @@ def revisit_of(rec: WarcRecord, snapshot: str) -> Revisit:
         refers_to=(rec.header("WARC-Refers-To") or "").strip() or None,
         refers_to_url=_clean_url(rec.header("WARC-Refers-To-Target-URI")) or None,
         refers_to_date=warc_date(rec.header("WARC-Refers-To-Date")),
+        trec_id=trec_id_of(rec),
     )
 
 
@@ -216,6 +218,7 @@ def _as_revisits(originals: pa.Table, revisits: list[Revisit]) -> pa.Table:
         "status": [old if r.status in (None, NOT_MODIFIED) else r.status for r, old in zip(revisits, statuses)],
         "warc_file": [r.file for r in revisits],
         "warc_offset": [r.offset for r in revisits],
+        "trec_id": [r.trec_id for r in revisits],  # the revisit's own id, not its original's
     }
     table = originals
     for name, values in own.items():

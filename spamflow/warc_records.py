@@ -3,22 +3,28 @@
 warcio does the reading.  When a record cannot be read (corrupt gzip member, broken
 headers, a file cut short), the failure is reported as a :class:`BadRecord` naming the file
 and offset, and reading resumes at the next place a record starts: the next gzip member
-for ``.gz`` files, the next ``WARC/1.`` line otherwise.
+for ``.gz`` files, the next ``WARC/1.x`` or ``WARC/0.x`` line (ClueWeb09 writes
+``WARC/0.18``) otherwise.  A record whose Content-Length
+does not match where it ends (``spamflow.warc_lengths``) comes with ``length_problem`` set,
+its body cut at its real end, and reading resumes at the next record.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecord
 
+from spamflow.warc_dates import parse_warc_date
+from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
+
 _GZIP_MAGIC = b"\x1f\x8b\x08"
-_WARC_MAGIC = b"WARC/1."
+_WARC_LINE = re.compile(rb"\nWARC/[01]\.[0-9]")  # a record start after a line end: 1.0, 1.1, 0.18
 _SCAN_CHUNK = 1 << 20
 
 
@@ -43,7 +49,8 @@ class WarcRecord:
     record: ArcWarcRecord
     payload: bytes | None = None
     capped: bool = False  # the payload was longer than the cap and was cut there
-    cut_short: bool = False  # the file ended before the record's Content-Length
+    cut_short: bool = False  # the body read stops before its end: the file ended, or Content-Length is too short
+    length_problem: str | None = None  # Content-Length does not match where the record ends: why
 
     @property
     def rec_type(self) -> str:
@@ -66,26 +73,25 @@ class WarcRecord:
 
 
 def warc_date(value: str | None) -> datetime | None:
-    """Parse a WARC-Date (ISO 8601, 'Z' or offset, optional fraction) to aware UTC."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    """Parse a WARC-Date (ISO 8601, 'Z' or offset, optional fraction; ClueWeb09's
+    day-of-year dates repaired, see ``spamflow.warc_dates``) to aware UTC."""
+    return parse_warc_date(value).value
 
 
 def _next_start(fh: BinaryIO, after: int, gz: bool) -> int | None:
     """The offset of the next possible record start strictly after ``after``."""
-    magic = _GZIP_MAGIC if gz else b"\n" + _WARC_MAGIC
+    width = len(_GZIP_MAGIC) if gz else len(b"\nWARC/1.0")
     pos = after + 1
     while True:
         fh.seek(pos)
-        chunk = fh.read(_SCAN_CHUNK + len(magic))
-        if len(chunk) < len(magic):
+        chunk = fh.read(_SCAN_CHUNK + width)
+        if len(chunk) < width:
             return None
-        hit = chunk.find(magic)
+        if gz:
+            hit = chunk.find(_GZIP_MAGIC)
+        else:
+            found = _WARC_LINE.search(chunk)
+            hit = found.start() if found else -1
         if hit >= 0:
             return pos + hit + (0 if gz else 1)
         pos += _SCAN_CHUNK
@@ -116,32 +122,61 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
     """
     name = str(path)
     gz = is_gzip(path)
-    with open(path, "rb") as fh:
+    with open(path, "rb") as fh, RecordEnds(path, gz) as ends:
         start: int | None = 0
+        scanning = False  # ``start`` is a guess found by scanning, not a known record start
         while start is not None:
             fh.seek(start)
-            iterator = ArchiveIterator(fh)
+            iterator = QuietArchiveIterator(fh)
             yielded = 0
+            restart: int | None = None
             try:
                 for record in iterator:
                     if record.format != "warc":
                         raise ValueError(f"not a WARC record (read as {record.format}); "
-                                         "spamflow reads WARC/1.0 and WARC/1.1 only")
+                                         "spamflow reads WARC/1.0, WARC/1.1 and WARC/0.18 only")
                     item = WarcRecord(name, iterator.offset, record)
-                    if wants_payload(item):
+                    wanted = wants_payload(item)
+                    if wanted:
                         item._read_payload(max_bytes)
+                    errors_before = iterator.err_count
+                    iterator.read_to_end()
+                    problem = ends.check(iterator, item.offset, record, errors_before,
+                                         keep=max_bytes + (64 << 10) if wanted else 0)
+                    if problem is not None:
+                        item = _with_length_problem(item, problem, wanted, max_bytes)
                     yielded += 1
+                    scanning = False
                     yield item
-                tail = _unread_tail(fh, iterator.offset)
-                if tail:
-                    yield BadRecord(name, iterator.offset, f"the file ends with {tail} bytes that are "
-                                    "not a complete record (file cut short?)")
-                return
+                    if problem is not None:
+                        restart = problem.next_start
+                        break
+                else:
+                    tail = _unread_tail(fh, iterator.offset)
+                    if tail:
+                        yield BadRecord(name, iterator.offset, f"the file ends with {tail} bytes that are "
+                                        "not a complete record (file cut short?)")
+                if restart is None:
+                    return
+                start = restart
             except Exception as exc:  # noqa: BLE001 - any failure of the reader is a bad record
-                if yielded == 0 and start != 0:
+                if yielded == 0 and scanning:
                     # a resync candidate that is not a record start: keep scanning silently
                     start = _next_start(fh, start, gz)
                     continue
                 failed_at = iterator.offset
                 yield BadRecord(name, failed_at, f"unreadable record: {type(exc).__name__}: {exc}".strip())
                 start = _next_start(fh, failed_at, gz)
+                scanning = True
+
+
+def _with_length_problem(item: WarcRecord, problem: LengthProblem, wanted: bool, max_bytes: int) -> WarcRecord:
+    """The record as far as it really goes: too short, what was read, marked cut short;
+    too long, read again from its real block."""
+    if not problem.too_short and wanted:
+        item = WarcRecord(item.file, item.offset, problem.reread())
+        item._read_payload(max_bytes)
+        item.capped = item.capped or problem.block_len > len(problem.block)
+    item.cut_short = problem.too_short
+    item.length_problem = problem.reason
+    return item

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip as gz
 import io
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,3 +57,26 @@ def write_warc(path: Path, records: list[Resp], gzip: bool = True) -> list[int]:
 
 def html(title: str, body: str, head: str = "") -> bytes:
     return f"<!doctype html><html><head><title>{title}</title>{head}</head><body>{body}</body></html>".encode()
+
+
+def warc_with_content_length(records: list[Resp], lengths: dict[int, int], gzip: bool) -> tuple[bytes, list[int]]:
+    """A WARC file whose records ``i`` declare ``Content-Length: lengths[i]`` whatever their
+    real block (one gzip member per record when ``gzip``), and each record's offset."""
+    plain, offsets = warc_bytes(records, gzip=False)
+    ends = offsets[1:] + [len(plain)]
+    out, new_offsets = b"", []
+    for i, (start, end) in enumerate(zip(offsets, ends)):
+        record = plain[start:end]
+        if i in lengths:
+            record = re.sub(rb"Content-Length: \d+", f"Content-Length: {lengths[i]}".encode(), record, count=1)
+        new_offsets.append(len(out))
+        out += gz.compress(record, mtime=0) if gzip else record
+    return out, new_offsets
+
+
+def block_length(records: list[Resp], i: int) -> int:
+    """The real Content-Length of record ``i`` (its block: HTTP header and body)."""
+    plain, offsets = warc_bytes(records, gzip=False)
+    match = re.compile(rb"Content-Length: (\d+)").search(plain, offsets[i])
+    assert match is not None
+    return int(match.group(1))

@@ -1,7 +1,7 @@
 """The per-host table of the report: one row per (snapshot, host) with a few headline columns
-of every stage's ``hosts`` output, which detectors fired, and a classifier's score when one
-ran.  What each stage shows is its plugin's ``spamflow_report_host_columns``; the table knows
-no detector."""
+of every stage's ``hosts`` output, which detectors fired, a page title to tell what the host
+is, and a classifier's score when one ran.  What each stage shows is its plugin's
+``spamflow_report_host_columns``; the table knows no detector."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ class HostRow:
     evidence: dict[str, Any] | None = None
     links: list[tuple[str, str]] = field(default_factory=list)
     """Evidence anchors in the report: (text, href)."""
+    title: str = ""
+    """The title of the host's page nearest its root (see :func:`host_titles`)."""
 
 
 @dataclass
@@ -100,6 +102,35 @@ def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, lis
             rows[key].links = anchors
     ordered = sorted(rows.values(), key=lambda r: (-(r.score if r.score is not None else -1.0),
                                                    -len(r.fired), r.snapshot, r.host))
+    shown = ordered[:max_hosts]
+    pages = stages.get("parse", {}).get("outputs", {}).get("pages")
+    if pages and Path(pages).is_dir():
+        titles = host_titles(Path(pages), {(r.snapshot, r.host) for r in shown})
+        for r in shown:
+            r.title = titles.get((r.snapshot, r.host), "")
     rules = [(stage, declared[stage].fired.text) for stage in stages  # type: ignore[union-attr]
              if stage in declared and declared[stage].fired is not None]
-    return HostTable(columns, ordered[:max_hosts], max(0, len(ordered) - max_hosts), scored, rules)
+    return HostTable(columns, shown, max(0, len(ordered) - max_hosts), scored, rules)
+
+
+def host_titles(pages: Path, wanted: set[HostKey]) -> dict[HostKey, str]:
+    """For each wanted (snapshot, host), the title of its page with the shortest URL (the
+    home page when it was crawled; ties: the smallest URL), so a reader sees what a host
+    is about in its own language.  Reads the page table batch by batch: memory grows with
+    ``wanted``, not with the table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    best: dict[HostKey, tuple[int, str, str]] = {}
+    hosts = pa.array(sorted({host for _, host in wanted}), pa.string())
+    dataset = ds.dataset(str(pages), format="parquet")
+    for batch in dataset.to_batches(columns=["snapshot", "host", "url", "title"]):
+        batch = batch.filter(pc.is_in(batch.column("host"), value_set=hosts))
+        for snapshot, host, url, title in zip(*(batch.column(n).to_pylist() for n in batch.schema.names)):
+            key = (snapshot, host)
+            if key in wanted and title:
+                candidate = (len(url), url, title)
+                if key not in best or candidate < best[key]:
+                    best[key] = candidate
+    return {key: title for key, (_, _, title) in best.items()}

@@ -1,7 +1,8 @@
 """Stage ``ingest``: check the input WARC files and give each its snapshot label.
 
 A file's snapshot is the label the config gives it, else the month (``YYYY-MM``) of its
-first record's WARC-Date.  A file that is not WARC at all is reported (or, with
+first readable WARC-Date (ClueWeb09's malformed dates repaired), or ``undated`` (reported)
+when its first records have none.  A file that is not WARC at all is reported (or, with
 ``--strict``, an error) rather than handed to the parser.
 """
 
@@ -31,19 +32,31 @@ class IngestParams(DetectorParams):
     """Take the files written by the ``crawl`` stage (one folder per snapshot)."""
 
 
+UNDATED = "undated"
+"""The snapshot of a WARC file none of whose first records has a readable WARC-Date."""
+DATED_WITHIN = 10
+"""How many records into a file ingest looks for a readable WARC-Date."""
+
+
 def first_record_snapshot(path: Path) -> str | None:
-    """``YYYY-MM`` of the first record's WARC-Date, None if the file has no readable record."""
+    """``YYYY-MM`` of the first readable WARC-Date among the file's first records
+    (ClueWeb09's day-of-year dates are repaired: ``spamflow.warc_dates``); ``UNDATED`` if
+    the file starts with WARC records but none of them has one; None if it does not start
+    with a readable WARC record (not a WARC file)."""
+    seen = 0
     for item in iter_records(path):
-        if isinstance(item, BadRecord):
-            return None
+        if isinstance(item, BadRecord) or seen >= DATED_WITHIN:
+            break
+        seen += 1
         date = warc_date(item.header("WARC-Date"))
-        return date.strftime("%Y-%m") if date else None
-    return None
+        if date is not None:
+            return date.strftime("%Y-%m")
+    return UNDATED if seen else None
 
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "1"
+    version = "2"  # 2: ClueWeb09 dates repaired, undated files kept
     description = "List the input WARC files with their snapshot labels."
     Params = IngestParams
     requires = ()
@@ -69,6 +82,12 @@ class IngestStage(Stage):
                     raise BadInputError(f"{path} at offset 0: {reason}")
                 bad.append({"file": str(path), "offset": 0, "kind": "not_warc", "reason": reason})
                 continue
+            if snapshot == UNDATED:
+                reason = (f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date; "
+                          f"snapshot '{UNDATED}' (give the file a snapshot label in the config)")
+                if ctx.settings.strict:
+                    raise BadInputError(f"{path} at offset 0: {reason}")
+                bad.append({"file": str(path), "offset": 0, "kind": "undated", "reason": reason})
             size = path.stat().st_size
             total += size
             rows.append({"path": str(path), "snapshot": snapshot, "bytes": size})
@@ -76,9 +95,14 @@ class IngestStage(Stage):
             for row in rows:
                 out.write(json.dumps(row) + "\n")
         snapshots = {str(r["snapshot"]) for r in rows}
+        counts = {"files": len(rows), "bytes": total, "snapshots": len(snapshots),
+                  "bad_not_warc": sum(b["kind"] == "not_warc" for b in bad)}
+        undated = sum(b["kind"] == "undated" for b in bad)
+        if undated:
+            counts["bad_undated"] = undated
         return StageResult(
             outputs={"warcs": "warcs.jsonl"},
-            counts={"files": len(rows), "bytes": total, "snapshots": len(snapshots), "bad_not_warc": len(bad)},
+            counts=counts,
             bad_records=bad,
         )
 

@@ -27,7 +27,8 @@ def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
 
 class ParseStage(Stage):
     name = "parse"
-    version = "3"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages
+    version = "4"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages;
+    # 4: trec_id column, ClueWeb09 dates repaired
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)

@@ -18,7 +18,7 @@ class ReportParams(DetectorParams):
 
 class ReportStage(Stage):
     name = "report"
-    version = "1"
+    version = "2"  # 2: host table shows a page title per host
     description = "static HTML report of the run: summary, host table, evidence, plots"
     Params = ReportParams
 

@@ -1,0 +1,217 @@
+"""Checking that each WARC record ends where its Content-Length says, and finding where it
+really ends when it does not.
+
+warcio trusts Content-Length.  When it is too short, the rest of the body is left behind
+(and in an uncompressed file read as the next record); when it is too long, the body takes
+in the next record's header and text and that record is lost.  Both are caught at the
+record's declared end:
+
+* uncompressed: a record's block is followed by ``CRLF CRLF`` and then the next record's
+  ``WARC/x.y`` line or the end of the file.  If not, the real end is the first record
+  boundary (a blank line, then a ``WARC/x.y`` line) after the block starts: before the
+  declared end, Content-Length was too long; after it, too short.
+* gzip (one member per record): the member must end right after the block's ``CRLF CRLF``.
+  Bytes left in the member (warcio's "Record not followed by newline") mean too short; a
+  member that ends before the declared length, with more of the file after it, too long.
+
+A Content-Length that swallows whole records and ends exactly on a later boundary cannot
+be told from a record whose body holds WARC records (an archived WARC file), and is trusted.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.recordloader import ArcWarcRecord
+
+_RECORD_LINE = rb"WARC/[01]\.[0-9]{1,2}\r?\n"  # WARC/1.0, 1.1, and ClueWeb's 0.18
+_BOUNDARY = re.compile(rb"\r?\n\r?\n(?=" + _RECORD_LINE + rb")")
+_NEXT_RECORD = re.compile(rb"[\r\n]*(?:" + _RECORD_LINE + rb"|\Z)")
+_HEADER_END = re.compile(rb"\r?\n\r?\n")
+_CONTENT_LENGTH = re.compile(rb"(?im)^(content-length[ \t]*:[ \t]*)[^\r\n]*")
+_CHUNK = 1 << 20
+_MAX_HEADER = 1 << 20
+
+
+class QuietArchiveIterator(ArchiveIterator):
+    """warcio's iterator without its stderr warning on a bad Content-Length: spamflow reports
+    that record itself (counted, with file and offset)."""
+
+    INC_RECORD = ""
+
+
+@dataclass(frozen=True)
+class LengthProblem:
+    """A record whose Content-Length does not match where it ends."""
+
+    reason: str
+    next_start: int | None  # where reading goes on; None: this record runs to the end of the file
+    too_short: bool  # the body read stops before its real end
+    header: bytes = b""  # too long: the record's WARC header, and
+    block: bytes = b""  # its real block (at most ``keep`` bytes), to read it again
+    block_len: int = 0  # the real block's full length
+
+    def reread(self) -> ArcWarcRecord:
+        """The record again, its Content-Length set to the real block kept."""
+        header = _CONTENT_LENGTH.sub(lambda m: m.group(1) + str(len(self.block)).encode(), self.header, count=1)
+        iterator = ArchiveIterator(io.BytesIO(header + self.block + b"\r\n\r\n"))
+        return next(iter(iterator))
+
+
+class RecordEnds:
+    """Checks each record's end in one WARC file, through a handle of its own (warcio's
+    handle and buffers are left untouched)."""
+
+    def __init__(self, path: str | Path, gz: bool) -> None:
+        self._fh: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._fh.seek(0, 2)
+        self.size = self._fh.tell()
+        self.gz = gz
+        self._last_scan: tuple[int, tuple[int, int] | None] = (self.size + 1, None)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> RecordEnds:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check(self, iterator: ArchiveIterator, start: int, record: ArcWarcRecord, errors_before: int,
+              keep: int) -> LengthProblem | None:
+        """Call after ``iterator.read_to_end()`` for the record that starts at ``start``;
+        ``errors_before`` is ``iterator.err_count`` before that call.  ``keep`` bounds the
+        block kept for a re-read (0: keep none)."""
+        declared = record.length
+        if declared is None:
+            return None
+        if self.gz:
+            return self._check_member(iterator, start, record, declared, errors_before, keep)
+        return self._check_plain(start, declared, keep)
+
+    def _read(self, offset: int, n: int) -> bytes:
+        self._fh.seek(offset)
+        return self._fh.read(n)
+
+    def _header_len(self, start: int, data: bytes | None = None) -> int | None:
+        """Length of the WARC header at ``start`` with its blank line; from ``data`` (the
+        decompressed member) when given, else from the file."""
+        if data is not None:
+            found = _HEADER_END.search(data)
+            return found.end() if found else None
+        n = 8192
+        while True:
+            data = self._read(start, n)
+            found = _HEADER_END.search(data)
+            if found:
+                return found.end()
+            if len(data) < n or n >= _MAX_HEADER:
+                return None
+            n *= 4
+
+    def _check_plain(self, start: int, declared: int, keep: int) -> LengthProblem | None:
+        header_len = self._header_len(start)
+        if header_len is None:
+            return None
+        block_start = start + header_len
+        declared_end = block_start + declared
+        after = self._read(declared_end, 64) if declared_end <= self.size else b""
+        if declared_end <= self.size and _NEXT_RECORD.match(after):
+            return None
+        boundary = self._next_boundary(block_start)
+        if after.startswith(b"\r\n\r\n") and (boundary is None or boundary[0] >= declared_end):
+            return None  # the record ends as it should and junk follows: unreadable, at the junk's offset
+        if boundary is None:
+            if declared_end > self.size:
+                return None  # the file ends inside the record: a cut-short file, not a wrong length
+            return LengthProblem(
+                f"Content-Length {declared} is too short: {self.size - declared_end} bytes of the record follow "
+                "its declared end, up to the end of the file; parsed the declared bytes", None, too_short=True)
+        cut, next_start = boundary
+        if cut < declared_end:
+            real = cut - block_start
+            return LengthProblem(
+                f"Content-Length {declared} is too long: the next record starts at offset {next_start}, "
+                f"{real} bytes into the declared block; parsed those {real} bytes and read on from there",
+                next_start, too_short=False, header=self._read(start, header_len),
+                block=self._read(block_start, min(real, keep)), block_len=real)
+        return LengthProblem(
+            f"Content-Length {declared} is too short: {cut - declared_end} more bytes of the record follow "
+            f"its declared end, up to the next record at offset {next_start}; parsed the declared bytes",
+            next_start, too_short=True)
+
+    def _next_boundary(self, offset: int) -> tuple[int, int] | None:
+        """(where the blank line before the next ``WARC/x.y`` line starts, where that line
+        starts), searching from ``offset``.  The last answer is reused when it still holds,
+        so a file whose every record fails the check is scanned once, not once a record."""
+        last_from, last = self._last_scan
+        if last_from <= offset and (last is None or last[0] >= offset):
+            return last
+        found_at = None
+        pos = offset
+        while pos < self.size:
+            chunk = self._read(pos, _CHUNK + 16)
+            found = _BOUNDARY.search(chunk)
+            if found and found.start() < _CHUNK:
+                found_at = pos + found.start(), pos + found.end()
+                break
+            pos += _CHUNK
+        self._last_scan = offset, found_at
+        return found_at
+
+    def _check_member(self, iterator: ArchiveIterator, start: int, record: ArcWarcRecord, declared: int,
+                      errors_before: int, keep: int) -> LengthProblem | None:
+        left_over = iterator.err_count > errors_before or iterator.next_line is not None
+        ran_out = getattr(record.raw_stream, "limit", 0) > 0
+        if not (left_over or ran_out):
+            return None
+        member = self._member(start, keep + _MAX_HEADER if ran_out else _MAX_HEADER)
+        if member is None:
+            return None  # a broken or cut member: warcio's error, or cut_short
+        head, content_len, tail, member_end = member
+        header_len = self._header_len(start, head)
+        if header_len is None:
+            return None
+        block_len = content_len - header_len - (4 if tail.endswith(b"\r\n\r\n") else 0)
+        if ran_out:
+            if member_end >= self.size:
+                return None  # the file ends inside the record: cut_short
+            return LengthProblem(
+                f"Content-Length {declared} is too long: the record's gzip member ends after {block_len} bytes "
+                f"of block; parsed those and read on at the next member, offset {member_end}",
+                member_end, too_short=False, header=head[:header_len],
+                block=head[header_len:header_len + min(block_len, keep)], block_len=block_len)
+        return LengthProblem(
+            f"Content-Length {declared} is too short: its gzip member holds {block_len - declared} more bytes "
+            f"of block; parsed the declared bytes and read on at the next member, offset {member_end}",
+            member_end if member_end < self.size else None, too_short=True)
+
+    def _member(self, start: int, keep: int) -> tuple[bytes, int, bytes, int] | None:
+        """Decompress the gzip member at ``start``: its first ``keep`` bytes, its length,
+        its last 4 bytes and the offset where it ends; None if it does not end."""
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        head = bytearray()
+        tail = b""
+        length = 0
+        pos = start
+        while not inflate.eof:
+            data = self._read(pos, _CHUNK)
+            if not data:
+                return None
+            pos += len(data)
+            try:
+                out = inflate.decompress(data)
+            except zlib.error:
+                return None
+            length += len(out)
+            if len(head) < keep:
+                head += out[:keep - len(head)]
+            tail = (tail + out)[-4:]
+        return bytes(head), length, tail, pos - len(inflate.unused_data)
