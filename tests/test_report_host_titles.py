@@ -6,7 +6,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spamflow.plugins import build_plugins
+from spamflow.report.host_columns import HostColumns
 from spamflow.report.host_table import build_host_table
+from spamflow.report.render import answers
 
 from content_pages import page_row, write_pages
 
@@ -27,7 +30,11 @@ def test_hosts_by_score_with_the_title_of_their_shortest_url(tmp_path):
         for host, score in [("01spb.ru", 0.2), ("037426.cn", 0.9), ("notitle.example", 0.5), ("low.example", 0.1)]
     ]), scores)
     stages = {"parse": {"outputs": {"pages": str(pages)}}, "classify": {"outputs": {"scores": str(scores)}}}
-    table = build_host_table(stages, {}, max_hosts=3)
+    plugins = build_plugins()  # the classifier's plugin says how its scores are read, as in a report
+    declared = {name: columns[0][1] for name, record in stages.items()
+                if (columns := answers(plugins, "spamflow_report_host_columns", HostColumns, stage=name, record=record))}
+    assert "classify" in declared
+    table = build_host_table(stages, {}, max_hosts=3, declared=declared)
     assert [(r.host, r.score, r.title) for r in table.rows] == [
         ("037426.cn", 0.9, "亚洲精品无码免费视频"), ("notitle.example", 0.5, ""), ("01spb.ru", 0.2, "О компании")]
     assert table.scored and table.hidden == 1
