@@ -6,10 +6,15 @@ and offset, and reading resumes at the next place a record starts: the next gzip
 for ``.gz`` files, the next ``WARC/1.`` line otherwise.  A record whose Content-Length
 does not match where it ends (``spamflow.warc_lengths``) comes with ``length_problem`` set,
 its body cut at its real end, and reading resumes at the next record.
+
+ARC files are read too (``spamflow.arc_records``), and so are files gzipped as one stream
+rather than record by record (``spamflow.gzip_stream``).
 """
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,7 +23,12 @@ from typing import BinaryIO
 
 from warcio.recordloader import ArcWarcRecord
 
+from spamflow import content_encoding
+from spamflow.arc_records import arc_record_id, next_arc_header, starts_like_arc
+from spamflow.gzip_stream import decompressed_copy, is_one_stream
 from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
+
+content_encoding.install()  # brotli and zstd bodies are decoded like gzip ones
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_MAGIC = b"WARC/1."
@@ -80,18 +90,26 @@ def warc_date(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _next_start(fh: BinaryIO, after: int, gz: bool) -> int | None:
+def _next_start(fh: BinaryIO, after: int, gz: bool, arc: bool = False) -> int | None:
     """The offset of the next possible record start strictly after ``after``."""
     magic = _GZIP_MAGIC if gz else b"\n" + _WARC_MAGIC
+    overlap = 4096 if arc and not gz else len(magic)  # an ARC header line is at most this long
     pos = after + 1
     while True:
         fh.seek(pos)
-        chunk = fh.read(_SCAN_CHUNK + len(magic))
+        chunk = fh.read(_SCAN_CHUNK + overlap)
         if len(chunk) < len(magic):
             return None
-        hit = chunk.find(magic)
-        if hit >= 0:
-            return pos + hit + (0 if gz else 1)
+        if arc and not gz:
+            hit = next_arc_header(chunk)
+            if 0 <= hit <= _SCAN_CHUNK:
+                return pos + hit
+        else:
+            hit = chunk.find(magic)
+            if hit >= 0:
+                return pos + hit + (0 if gz else 1)
+        if len(chunk) <= _SCAN_CHUNK:
+            return None
         pos += _SCAN_CHUNK
 
 
@@ -111,36 +129,63 @@ def is_gzip(path: str | Path) -> bool:
         return fh.read(3) == _GZIP_MAGIC
 
 
+def is_arc(path: str | Path) -> bool:
+    """Whether ``path`` (gzip or not) starts with an ARC header line."""
+    with open(path, "rb") as raw:
+        fh: BinaryIO = gzip.GzipFile(fileobj=raw) if raw.read(3) == _GZIP_MAGIC else raw  # type: ignore[assignment]
+        raw.seek(0)
+        try:
+            return starts_like_arc(fh.read(512))
+        except (OSError, EOFError, zlib.error):
+            return False
+
+
 def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] = lambda r: False,
                  max_bytes: int = 5_000_000) -> Iterator[WarcRecord | BadRecord]:
-    """Every record of a WARC file (gzip or not) in order, and a BadRecord where one fails.
+    """Every record of a WARC or ARC file (gzip per record, gzip as one stream, or not) in
+    order, and a BadRecord where one fails.
 
     Records for which ``wants_payload`` is true come with their HTTP payload read (up to
     ``max_bytes``); reading it here lets a corrupt payload be reported like a corrupt header.
     """
-    name = str(path)
+    if is_gzip(path) and is_one_stream(path):
+        with decompressed_copy(path) as copy:
+            yield from _iter_file(copy.path, str(path), wants_payload, max_bytes)
+            if copy.error:
+                yield BadRecord(str(path), copy.error_offset,
+                                f"the gzip stream is corrupt or cut short after {copy.error_offset} decompressed "
+                                f"bytes ({copy.error}); the records before were read")
+        return
+    yield from _iter_file(path, str(path), wants_payload, max_bytes)
+
+
+def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord], bool],
+               max_bytes: int) -> Iterator[WarcRecord | BadRecord]:
+    """``iter_records`` of a seekable file; ``name`` is the file the user gave."""
     gz = is_gzip(path)
+    arc = is_arc(path)
     with open(path, "rb") as fh, RecordEnds(path, gz) as ends:
         start: int | None = 0
         scanning = False  # ``start`` is a guess found by scanning, not a known record start
         while start is not None:
             fh.seek(start)
-            iterator = QuietArchiveIterator(fh)
+            iterator = QuietArchiveIterator(fh, arc2warc=arc)
             yielded = 0
             restart: int | None = None
             try:
                 for record in iterator:
-                    if record.format != "warc":
-                        raise ValueError(f"not a WARC record (read as {record.format}); "
-                                         "spamflow reads WARC/1.0 and WARC/1.1 only")
+                    if record.format not in ("warc", "arc2warc"):
+                        raise ValueError(f"not a WARC or ARC record (read as {record.format})")
+                    if arc:
+                        record.rec_headers.replace_header("WARC-Record-ID", arc_record_id(name, iterator.offset))
                     item = WarcRecord(name, iterator.offset, record)
                     wanted = wants_payload(item)
                     if wanted:
                         item._read_payload(max_bytes)
                     errors_before = iterator.err_count
                     iterator.read_to_end()
-                    problem = ends.check(iterator, item.offset, record, errors_before,
-                                         keep=max_bytes + (64 << 10) if wanted else 0)
+                    problem = None if arc else ends.check(iterator, item.offset, record, errors_before,
+                                                          keep=max_bytes + (64 << 10) if wanted else 0)
                     if problem is not None:
                         item = _with_length_problem(item, problem, wanted, max_bytes)
                     yielded += 1
@@ -160,11 +205,11 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
             except Exception as exc:  # noqa: BLE001 - any failure of the reader is a bad record
                 if yielded == 0 and scanning:
                     # a resync candidate that is not a record start: keep scanning silently
-                    start = _next_start(fh, start, gz)
+                    start = _next_start(fh, start, gz, arc)
                     continue
                 failed_at = iterator.offset
                 yield BadRecord(name, failed_at, f"unreadable record: {type(exc).__name__}: {exc}".strip())
-                start = _next_start(fh, failed_at, gz)
+                start = _next_start(fh, failed_at, gz, arc)
                 scanning = True
 
 
