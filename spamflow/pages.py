@@ -16,6 +16,7 @@ import xxhash
 from spamflow.charset import decode_html
 from spamflow.domains import host_of, registered_domain
 from spamflow.html_text import extract
+from spamflow.payload_digest import normalize_digest
 from spamflow.warc_records import WarcRecord, warc_date
 from spamflow.words import html_noise
 
@@ -43,6 +44,7 @@ PAGE_SCHEMA = pa.schema([
     pa.field("truncated", pa.bool_()),
     pa.field("warc_file", pa.string()),
     pa.field("warc_offset", pa.int64()),
+    pa.field("payload_digest", pa.string()),  # WARC-Payload-Digest, normalised: revisits find their original by it
 ])
 
 
@@ -69,6 +71,7 @@ class Page:
     truncated: bool
     warc_file: str
     warc_offset: int
+    payload_digest: str | None = None
     decode_errors: int = 0  # not stored: counted by the parse stage
 
     def row(self) -> dict[str, object]:
@@ -180,5 +183,6 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         truncated=rec.capped or rec.cut_short,
         warc_file=rec.file,
         warc_offset=rec.offset,
+        payload_digest=normalize_digest(rec.header("WARC-Payload-Digest")),
         decode_errors=decoded.errors,
     )
