@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from warcio.recordloader import ArcWarcRecord
+
 # url ip 14-digit-date content-type length (ARC v1); the date may be shorter in old files
 ARC_HEADER = re.compile(rb"\S+ \S+ \d{8,14} \S* ?\d+\r?\n")
 _FIRST_LINE = re.compile(rb"filedesc://\S*|" + ARC_HEADER.pattern)
@@ -24,6 +26,17 @@ _NEXT_HEADER = re.compile(rb"\n(?=" + ARC_HEADER.pattern + rb")")
 def starts_like_arc(first_bytes: bytes) -> bool:
     """Whether the (decompressed) start of a file is an ARC header line."""
     return _FIRST_LINE.match(first_bytes) is not None and not first_bytes.startswith(b"WARC/")
+
+
+def check_arc_header(record: ArcWarcRecord) -> None:
+    """Raise ValueError for a record read from a line that is no ARC header: warcio takes
+    any line of five words for one (its length a word, its date the year 2999)."""
+    headers = record.rec_headers
+    length = headers.get_header("Content-Length") or ""
+    date = headers.get_header("WARC-Date") or ""
+    if not length.isdigit() or date.startswith("2999-"):
+        uri = headers.get_header("WARC-Target-URI") or headers.get_header("WARC-Filename")
+        raise ValueError(f"not an ARC header line (URL {uri!r}, date {date!r}, length {length!r})")
 
 
 def arc_record_id(path: str | Path, offset: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import brotli
 import zstandard
-from warcio.bufferedreaders import BufferedReader
+from warcio.bufferedreaders import BufferedReader, gzip_decompressor
 
 
 class BrotliDecoder:
@@ -42,7 +42,7 @@ class ZstdDecoder:
         return self._inner.decompress(data)
 
 
-ENCODINGS = {"br": BrotliDecoder, "zstd": ZstdDecoder}
+ENCODINGS = {"br": BrotliDecoder, "zstd": ZstdDecoder, "x-gzip": gzip_decompressor}  # x-gzip: RFC 9110 8.4.1.3
 
 
 def install() -> None:

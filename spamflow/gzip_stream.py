@@ -12,15 +12,14 @@ file into a per-record one.
 
 from __future__ import annotations
 
-import gzip
 import re
-import shutil
 import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from spamflow.arc_records import ARC_HEADER
 
@@ -97,10 +96,29 @@ def decompressed_copy(path: str | Path) -> Iterator[Copy]:
     cut stream is copied as far as it decompresses, and the error is kept to report."""
     with tempfile.TemporaryDirectory(prefix="spamflow-gunzip-") as tmp:
         copy = Copy(Path(tmp) / (Path(path).name.removesuffix(".gz") or "archive"))
-        with gzip.open(path, "rb") as src, open(copy.path, "wb") as dst:
-            try:
-                shutil.copyfileobj(src, dst, _CHUNK)
-            except (OSError, EOFError, zlib.error) as exc:
-                copy.error = f"{type(exc).__name__}: {exc}"
-                copy.error_offset = dst.tell()
+        with open(path, "rb") as src, open(copy.path, "wb") as dst:
+            copy.error = _gunzip(src, dst)
+            copy.error_offset = dst.tell()
         yield copy
+
+
+def _gunzip(src: BinaryIO, dst: BinaryIO) -> str | None:
+    """Decompress every gzip member of ``src`` into ``dst``, writing as it goes so that a
+    corrupt or cut stream leaves what came before it; what went wrong, or None."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    while True:
+        data = src.read(_CHUNK)
+        if not data:
+            return None if inflate.eof else "the gzip stream ends before its end marker (file cut short?)"
+        while data:
+            try:
+                dst.write(inflate.decompress(data))
+            except zlib.error as exc:
+                return f"corrupt gzip data: {exc}"
+            if not inflate.eof:
+                break
+            data = inflate.unused_data
+            if data.strip(b"\0"):  # another member follows (padding of NULs is not one)
+                inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            else:
+                data = b""

@@ -24,7 +24,7 @@ from typing import BinaryIO
 from warcio.recordloader import ArcWarcRecord
 
 from spamflow import content_encoding
-from spamflow.arc_records import arc_record_id, next_arc_header, starts_like_arc
+from spamflow.arc_records import arc_record_id, check_arc_header, next_arc_header, starts_like_arc
 from spamflow.gzip_stream import decompressed_copy, is_one_stream
 from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
 
@@ -153,8 +153,8 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
             yield from _iter_file(copy.path, str(path), wants_payload, max_bytes)
             if copy.error:
                 yield BadRecord(str(path), copy.error_offset,
-                                f"the gzip stream is corrupt or cut short after {copy.error_offset} decompressed "
-                                f"bytes ({copy.error}); the records before were read")
+                                f"file gzipped as one stream: decompression stopped after {copy.error_offset} bytes: "
+                                f"{copy.error}; the records before were read")
         return
     yield from _iter_file(path, str(path), wants_payload, max_bytes)
 
@@ -177,6 +177,7 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
                     if record.format not in ("warc", "arc2warc"):
                         raise ValueError(f"not a WARC or ARC record (read as {record.format})")
                     if arc:
+                        check_arc_header(record)
                         record.rec_headers.replace_header("WARC-Record-ID", arc_record_id(name, iterator.offset))
                     item = WarcRecord(name, iterator.offset, record)
                     wanted = wants_payload(item)
