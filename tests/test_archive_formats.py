@@ -106,7 +106,7 @@ def test_arc_record_ids_are_the_same_in_two_reads(tmp_path):
     path.write_bytes(b"".join(_arc_records()))
     first, _ = _parse_file(tmp_path, path)
     again, _ = _parse_file(tmp_path, path)
-    assert [r["doc_id"] for r in first] == [r["doc_id"] for r in again]
+    assert len(first) == 2 and [r["doc_id"] for r in first] == [r["doc_id"] for r in again]
 
 
 def test_pywb_example_arc_is_the_example_com_page(tmp_path):
