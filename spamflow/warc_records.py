@@ -24,7 +24,7 @@ from typing import BinaryIO
 from warcio.recordloader import ArcWarcRecord
 
 from spamflow import content_encoding
-from spamflow.arc_records import arc_record_id, check_arc_header, next_arc_header, starts_like_arc
+from spamflow.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
 from spamflow.gzip_stream import decompressed_copy, is_one_stream
 from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
 
@@ -164,7 +164,7 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
     """``iter_records`` of a seekable file; ``name`` is the file the user gave."""
     gz = is_gzip(path)
     arc = is_arc(path)
-    with open(path, "rb") as fh, RecordEnds(path, gz) as ends:
+    with open(path, "rb") as fh, (ArcRecordEnds if arc else RecordEnds)(path, gz) as ends:
         start: int | None = 0
         scanning = False  # ``start`` is a guess found by scanning, not a known record start
         while start is not None:
@@ -185,8 +185,8 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
                         item._read_payload(max_bytes)
                     errors_before = iterator.err_count
                     iterator.read_to_end()
-                    problem = None if arc else ends.check(iterator, item.offset, record, errors_before,
-                                                          keep=max_bytes + (64 << 10) if wanted else 0)
+                    problem = ends.check(iterator, item.offset, record, errors_before,
+                                         keep=max_bytes + (64 << 10) if wanted else 0)
                     if problem is not None:
                         item = _with_length_problem(item, problem, wanted, max_bytes)
                     yielded += 1
@@ -218,7 +218,11 @@ def _with_length_problem(item: WarcRecord, problem: LengthProblem, wanted: bool,
     """The record as far as it really goes: too short, what was read, marked cut short;
     too long, read again from its real block."""
     if not problem.too_short and wanted:
-        item = WarcRecord(item.file, item.offset, problem.reread())
+        record = problem.reread()
+        record_id = item.header("WARC-Record-ID")
+        if record_id:  # an ARC record's stable id (a re-read ARC record gets a random one)
+            record.rec_headers.replace_header("WARC-Record-ID", record_id)
+        item = WarcRecord(item.file, item.offset, record)
         item._read_payload(max_bytes)
         item.capped = item.capped or problem.block_len > len(problem.block)
     item.cut_short = problem.too_short

@@ -109,6 +109,39 @@ def test_arc_record_ids_are_the_same_in_two_reads(tmp_path):
     assert len(first) == 2 and [r["doc_id"] for r in first] == [r["doc_id"] for r in again]
 
 
+def _numbered_arc(i: int) -> bytes:
+    return _arc_record(f"http://o.example.com/{i}", "10.0.0.1", f"2005030112000{i}", "text/html",
+                       _http(html(f"T{i}", "<p>" + " ".join(f"w{i}x{j}" for j in range(30)) + "</p>")))
+
+
+@pytest.mark.parametrize("delta", [-100, 100], ids=["too-short", "too-long"])
+@pytest.mark.parametrize("compressed", [False, True], ids=["arc", "arc.gz"])
+def test_wrong_arc_length_is_counted_and_the_records_after_it_kept(tmp_path, delta, compressed):
+    records = [_arc_records()[0]] + [_numbered_arc(i) for i in range(4)]
+    header, rest = records[2].split(b"\n", 1)
+    fields = header.split(b" ")
+    declared = int(fields[-1]) + delta
+    records[2] = b" ".join(fields[:-1] + [str(declared).encode()]) + b"\n" + rest
+    offsets = [sum(len(gzip.compress(r, mtime=0)) if compressed else len(r) for r in records[:i])
+               for i in range(len(records))]
+    path = tmp_path / ("bad.arc.gz" if compressed else "bad.arc")
+    path.write_bytes(b"".join(gzip.compress(r, mtime=0) if compressed else r for r in records))
+    rows, result = _parse_file(tmp_path, path)
+    [bad] = result.bad_records
+    assert (bad["offset"], bad["kind"], bad["file"]) == (offsets[2], "wrong_length", str(path))
+    assert ("too short" if delta < 0 else "too long") in bad["reason"]
+    assert [r["url"] for r in rows] == [f"http://o.example.com/{i}" for i in range(4)]
+    assert [r["record_id"] for r in rows] == [f"<urn:x-arc:{path.name}#{o}>" for o in offsets[1:]]
+    for i in (0, 2, 3):
+        assert rows[i]["words"] == [f"w{i}x{j}" for j in range(30)] and not rows[i]["truncated"]
+    if delta < 0:  # the declared bytes of the block, worked out by hand: HTTP header, then body
+        kept = rest[:declared].split(b"\r\n\r\n", 1)[1]
+        assert rows[1]["words"] == kept.split(b"<p>")[1].decode().split() and rows[1]["truncated"]
+        assert 0 < len(rows[1]["words"]) < 30
+    else:
+        assert rows[1]["words"] == [f"w1x{j}" for j in range(30)] and not rows[1]["truncated"]
+
+
 def test_pywb_example_arc_is_the_example_com_page(tmp_path):
     arc = shared_data("warc-samples", "pywb-example.arc.gz")
     rows, _, parsed = _stages(tmp_path, [arc])
