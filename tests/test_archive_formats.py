@@ -174,6 +174,17 @@ def test_warc_gzipped_as_one_stream_reads_like_the_uncompressed_file(tmp_path):
     assert parsed.counts["pages"] == 5 and parsed.counts["skipped_non_html"] == 1 and not parsed.bad_records
 
 
+def test_arc_gzipped_as_one_stream_reads_like_the_uncompressed_arc(tmp_path):
+    plain = b"".join(_arc_records())
+    path = tmp_path / "one.arc.gz"
+    path.write_bytes(gzip.compress(plain))
+    rows, result = _parse_file(tmp_path, path)
+    hand = plain.index(b"http://old.example.com/b.html")  # offsets are in the decompressed stream
+    assert [(r["url"], r["warc_offset"]) for r in rows] == [("http://old.example.com/", len(_arc_records()[0])),
+                                                            ("http://old.example.com/b.html", hand)]
+    assert [b["kind"] for b in result.bad_records] == ["unreadable"]
+
+
 def test_cut_one_stream_gzip_keeps_the_records_before_and_names_the_file(tmp_path):
     plain, offsets = warc_bytes(_site(), gzip=False)
     whole = gzip.compress(plain)
