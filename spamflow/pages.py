@@ -16,6 +16,7 @@ import xxhash
 from spamflow.charset import decode_html
 from spamflow.domains import host_of, registered_domain
 from spamflow.html_text import extract
+from spamflow.payload_digest import normalize_digest
 from spamflow.warc_records import WarcRecord, warc_date
 from spamflow.words import html_noise
 
@@ -44,6 +45,7 @@ PAGE_SCHEMA = pa.schema([
     pa.field("warc_file", pa.string()),
     pa.field("warc_offset", pa.int64()),
     pa.field("trec_id", pa.string()),  # WARC-TREC-ID (ClueWeb09/12 document id), null elsewhere
+    pa.field("payload_digest", pa.string()),  # WARC-Payload-Digest, normalised: revisits find their original by it
 ])
 
 
@@ -71,6 +73,7 @@ class Page:
     warc_file: str
     warc_offset: int
     trec_id: str | None = None
+    payload_digest: str | None = None
     decode_errors: int = 0  # not stored: counted by the parse stage
 
     def row(self) -> dict[str, object]:
@@ -189,5 +192,6 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         warc_file=rec.file,
         warc_offset=rec.offset,
         trec_id=trec_id_of(rec),
+        payload_digest=normalize_digest(rec.header("WARC-Payload-Digest")),
         decode_errors=decoded.errors,
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from spamflow.content_encoding import decodable
 from spamflow.errors import BadInputError
 from spamflow.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
 from spamflow.revisits import Revisit, revisit_of
@@ -72,6 +73,12 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
                 continue
             if not is_html_response(item):
                 counts["skipped_non_html"] += 1
+                continue
+            encoding = item.http_header("Content-Encoding")
+            if not decodable(encoding):
+                problem(item.file, item.offset, "undecoded_encoding",
+                        f"Content-Encoding {encoding!r} is not one spamflow decodes (gzip, deflate, br, zstd); "
+                        "page skipped rather than parsed from compressed bytes")
                 continue
             _note_payload_problems(item, problem, max_bytes)
             try:

@@ -7,7 +7,11 @@ another file (an earlier snapshot's), so revisits are collected while parsing
 (:func:`revisit_of`) and resolved once every file is parsed (:func:`resolve_revisits`),
 against the page table itself.  The original is found by ``WARC-Refers-To`` (the same
 ``doc_id_of`` as for every page), else by ``WARC-Refers-To-Target-URI`` +
-``WARC-Refers-To-Date`` (WARC/1.1 section 6.7.2).  A revisit of a revisit follows the chain.
+``WARC-Refers-To-Date`` (WARC/1.1 section 6.7.2), else by the target URI (or
+``WARC-Refers-To-Target-URI``) + ``WARC-Payload-Digest``: Heritrix's deduplication writes
+WARC/1.0 ``identical-payload-digest`` revisits with no refers-to headers at all, and
+CDX-based replay tools find their original the same way.  A revisit of a revisit follows
+the chain.
 """
 
 from __future__ import annotations
@@ -24,12 +28,13 @@ import pyarrow.parquet as pq
 
 from spamflow.domains import host_of, registered_domain
 from spamflow.pages import HTML_TYPES, PAGE_SCHEMA, doc_id_of, media_type, trec_id_of
+from spamflow.payload_digest import normalize_digest
 from spamflow.warc_records import WarcRecord, iter_records, warc_date
 
 NOT_MODIFIED = 304
 READ_ROWS = 4096  # rows per batch when scanning the page table
 
-Key = tuple[str, object]  # ("id", doc_id) or ("at", (url, fetch_time))
+Key = tuple[str, object]  # ("id", doc_id), ("at", (url, fetch_time)) or ("digest", (url, payload digest))
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Revisit:
     refers_to_url: str | None
     refers_to_date: datetime | None
     trec_id: str | None = None
+    payload_digest: str | None = None  # normalised (spamflow.payload_digest)
 
     @property
     def doc_id(self) -> int:
@@ -62,6 +68,8 @@ class Revisit:
             keys.append(("id", doc_id_of(self.refers_to)))
         if self.refers_to_url and self.refers_to_date is not None:
             keys.append(("at", (self.refers_to_url, self.refers_to_date)))
+        if self.payload_digest:
+            keys.append(("digest", (self.refers_to_url or self.url, self.payload_digest)))
         return keys
 
     @property
@@ -79,6 +87,17 @@ class Revisit:
 
     def where(self) -> str:
         return f"revisit {self.record_id} of {self.url}"
+
+    def refers(self) -> str:
+        """What the revisit names as its original, for messages."""
+        said = []
+        if self.refers_to:
+            said.append(self.refers_to)
+        if self.refers_to_url or self.refers_to_date:
+            said.append(f"{self.refers_to_url} at {self.refers_to_date}")
+        if self.payload_digest:
+            said.append(f"payload {self.payload_digest}")
+        return ", ".join(said) or "nothing"
 
 
 def _clean_url(value: str | None) -> str:
@@ -102,6 +121,7 @@ def revisit_of(rec: WarcRecord, snapshot: str) -> Revisit:
         refers_to_url=_clean_url(rec.header("WARC-Refers-To-Target-URI")) or None,
         refers_to_date=warc_date(rec.header("WARC-Refers-To-Date")),
         trec_id=trec_id_of(rec),
+        payload_digest=normalize_digest(rec.header("WARC-Payload-Digest")),
     )
 
 
@@ -133,9 +153,11 @@ def _chain_ends(revisits: list[Revisit]) -> list[list[Key]]:
     return ends
 
 
-def _batch_matches(batch: pa.RecordBatch, ids: pa.Array, urls: pa.Array) -> Iterator[tuple[int, Key]]:
-    """(row, key) for the rows of ``batch`` whose doc_id is in ``ids`` or whose url is in
-    ``urls`` (vectorised: only those rows become Python objects)."""
+def _batch_matches(batch: pa.RecordBatch, ids: pa.Array, urls: pa.Array,
+                   digests: pa.Array) -> Iterator[tuple[int, Key]]:
+    """(row, key) for the rows of ``batch`` whose doc_id is in ``ids``, whose url is in
+    ``urls`` or whose payload digest is in ``digests`` (vectorised: only those rows become
+    Python objects)."""
     for row in np.flatnonzero(pc.is_in(batch.column("doc_id"), value_set=ids).to_numpy(zero_copy_only=False)):
         yield int(row), ("id", batch.column("doc_id")[row].as_py())
     hits = np.flatnonzero(pc.is_in(batch.column("url"), value_set=urls).to_numpy(zero_copy_only=False))
@@ -144,6 +166,15 @@ def _batch_matches(batch: pa.RecordBatch, ids: pa.Array, urls: pa.Array) -> Iter
         for row, url, when in zip(hits, batch.column("url").take(picked).to_pylist(),
                                   batch.column("fetch_time").take(picked).to_pylist()):
             yield int(row), ("at", (url, when))
+    if "payload_digest" not in batch.schema.names:
+        return  # a page table written before the column existed
+    hits = np.flatnonzero(pc.is_in(batch.column("payload_digest"), value_set=digests)
+                          .to_numpy(zero_copy_only=False))
+    if len(hits):
+        picked = pa.array(hits)
+        for row, url, digest in zip(hits, batch.column("url").take(picked).to_pylist(),
+                                    batch.column("payload_digest").take(picked).to_pylist()):
+            yield int(row), ("digest", (url, digest))
 
 
 def resolve_revisits(revisits: list[Revisit], parts: Iterable[Path], out_path: Path) -> Resolution:
@@ -163,11 +194,14 @@ def resolve_revisits(revisits: list[Revisit], parts: Iterable[Path], out_path: P
     best: dict[int, tuple[int, int, int]] = {}  # revisit -> (preference, part, row), first match kept
     ids = pa.array([k[1] for k in wanted if k[0] == "id"], pa.int64())
     urls = pa.array(list({k[1][0] for k in wanted if k[0] == "at"}), pa.string())  # type: ignore[index]
+    digests = pa.array(list({k[1][1] for k in wanted if k[0] == "digest"}), pa.string())  # type: ignore[index]
     parts = list(parts)
     for p, part in enumerate(parts):
         base = 0
-        for batch in pq.ParquetFile(part).iter_batches(batch_size=READ_ROWS, columns=["doc_id", "url", "fetch_time"]):
-            for row, key in _batch_matches(batch, ids, urls):
+        table = pq.ParquetFile(part)
+        columns = [c for c in ("doc_id", "url", "fetch_time", "payload_digest") if c in table.schema_arrow.names]
+        for batch in table.iter_batches(batch_size=READ_ROWS, columns=columns):
+            for row, key in _batch_matches(batch, ids, urls, digests):
                 for i, rank in wanted.get(key, ()):
                     if i not in best or rank < best[i][0]:
                         best[i] = (rank, p, base + row)
@@ -251,6 +285,9 @@ def non_html_originals(unresolved: list[Revisit], files: Iterable[str | Path]) -
             keys: list[Key] = [("at", at)]
             if record_id:
                 keys.append(("id", doc_id_of(record_id)))
+            digest = normalize_digest(item.header("WARC-Payload-Digest"))
+            if digest:
+                keys.append(("digest", (at[0], digest)))
             for key in keys:
                 hits.update(wanted.get(key, ()))
     return hits

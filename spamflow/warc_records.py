@@ -7,11 +7,16 @@ for ``.gz`` files, the next ``WARC/1.x`` or ``WARC/0.x`` line (ClueWeb09 writes
 ``WARC/0.18``) otherwise.  A record whose Content-Length
 does not match where it ends (``spamflow.warc_lengths``) comes with ``length_problem`` set,
 its body cut at its real end, and reading resumes at the next record.
+
+ARC files are read too (``spamflow.arc_records``), and so are files gzipped as one stream
+rather than record by record (``spamflow.gzip_stream``).
 """
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,8 +25,13 @@ from typing import BinaryIO
 
 from warcio.recordloader import ArcWarcRecord
 
+from spamflow import content_encoding
+from spamflow.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
+from spamflow.gzip_stream import decompressed_copy, is_one_stream
 from spamflow.warc_dates import parse_warc_date
 from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
+
+content_encoding.install()  # brotli and zstd bodies are decoded like gzip ones
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_LINE = re.compile(rb"\nWARC/[01]\.[0-9]")  # a record start after a line end: 1.0, 1.1, 0.18
@@ -78,22 +88,30 @@ def warc_date(value: str | None) -> datetime | None:
     return parse_warc_date(value).value
 
 
-def _next_start(fh: BinaryIO, after: int, gz: bool) -> int | None:
+def _next_start(fh: BinaryIO, after: int, gz: bool, arc: bool = False) -> int | None:
     """The offset of the next possible record start strictly after ``after``."""
     width = len(_GZIP_MAGIC) if gz else len(b"\nWARC/1.0")
+    overlap = 4096 if arc and not gz else width  # an ARC header line is at most this long
     pos = after + 1
     while True:
         fh.seek(pos)
-        chunk = fh.read(_SCAN_CHUNK + width)
+        chunk = fh.read(_SCAN_CHUNK + overlap)
         if len(chunk) < width:
             return None
-        if gz:
+        if arc and not gz:
+            hit = next_arc_header(chunk)
+            if 0 <= hit <= _SCAN_CHUNK:
+                return pos + hit
+        elif gz:
             hit = chunk.find(_GZIP_MAGIC)
+            if hit >= 0:
+                return pos + hit
         else:
             found = _WARC_LINE.search(chunk)
-            hit = found.start() if found else -1
-        if hit >= 0:
-            return pos + hit + (0 if gz else 1)
+            if found:
+                return pos + found.start() + 1
+        if len(chunk) <= _SCAN_CHUNK:
+            return None
         pos += _SCAN_CHUNK
 
 
@@ -113,28 +131,57 @@ def is_gzip(path: str | Path) -> bool:
         return fh.read(3) == _GZIP_MAGIC
 
 
+def is_arc(path: str | Path) -> bool:
+    """Whether ``path`` (gzip or not) starts with an ARC header line."""
+    with open(path, "rb") as raw:
+        fh: BinaryIO = gzip.GzipFile(fileobj=raw) if raw.read(3) == _GZIP_MAGIC else raw  # type: ignore[assignment]
+        raw.seek(0)
+        try:
+            return starts_like_arc(fh.read(512))
+        except (OSError, EOFError, zlib.error):
+            return False
+
+
 def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] = lambda r: False,
                  max_bytes: int = 5_000_000) -> Iterator[WarcRecord | BadRecord]:
-    """Every record of a WARC file (gzip or not) in order, and a BadRecord where one fails.
+    """Every record of a WARC or ARC file (gzip per record, gzip as one stream, or not) in
+    order, and a BadRecord where one fails.
 
     Records for which ``wants_payload`` is true come with their HTTP payload read (up to
     ``max_bytes``); reading it here lets a corrupt payload be reported like a corrupt header.
     """
-    name = str(path)
+    if is_gzip(path) and is_one_stream(path):
+        with decompressed_copy(path) as copy:
+            yield from _iter_file(copy.path, str(path), wants_payload, max_bytes)
+            if copy.error:
+                yield BadRecord(str(path), copy.error_offset,
+                                f"file gzipped as one stream: decompression stopped after {copy.error_offset} bytes: "
+                                f"{copy.error}; the records before were read")
+        return
+    yield from _iter_file(path, str(path), wants_payload, max_bytes)
+
+
+def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord], bool],
+               max_bytes: int) -> Iterator[WarcRecord | BadRecord]:
+    """``iter_records`` of a seekable file; ``name`` is the file the user gave."""
     gz = is_gzip(path)
-    with open(path, "rb") as fh, RecordEnds(path, gz) as ends:
+    arc = is_arc(path)
+    with open(path, "rb") as fh, (ArcRecordEnds if arc else RecordEnds)(path, gz) as ends:
         start: int | None = 0
         scanning = False  # ``start`` is a guess found by scanning, not a known record start
         while start is not None:
             fh.seek(start)
-            iterator = QuietArchiveIterator(fh)
+            iterator = QuietArchiveIterator(fh, arc2warc=arc)
             yielded = 0
             restart: int | None = None
             try:
                 for record in iterator:
-                    if record.format != "warc":
-                        raise ValueError(f"not a WARC record (read as {record.format}); "
-                                         "spamflow reads WARC/1.0, WARC/1.1 and WARC/0.18 only")
+                    if record.format not in ("warc", "arc2warc"):
+                        raise ValueError(f"not a WARC or ARC record (read as {record.format}); spamflow reads "
+                                         "WARC/1.0, WARC/1.1, WARC/0.18 and ARC")
+                    if arc:
+                        check_arc_header(record)
+                        record.rec_headers.replace_header("WARC-Record-ID", arc_record_id(name, iterator.offset))
                     item = WarcRecord(name, iterator.offset, record)
                     wanted = wants_payload(item)
                     if wanted:
@@ -162,11 +209,11 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
             except Exception as exc:  # noqa: BLE001 - any failure of the reader is a bad record
                 if yielded == 0 and scanning:
                     # a resync candidate that is not a record start: keep scanning silently
-                    start = _next_start(fh, start, gz)
+                    start = _next_start(fh, start, gz, arc)
                     continue
                 failed_at = iterator.offset
                 yield BadRecord(name, failed_at, f"unreadable record: {type(exc).__name__}: {exc}".strip())
-                start = _next_start(fh, failed_at, gz)
+                start = _next_start(fh, failed_at, gz, arc)
                 scanning = True
 
 
@@ -174,7 +221,11 @@ def _with_length_problem(item: WarcRecord, problem: LengthProblem, wanted: bool,
     """The record as far as it really goes: too short, what was read, marked cut short;
     too long, read again from its real block."""
     if not problem.too_short and wanted:
-        item = WarcRecord(item.file, item.offset, problem.reread())
+        record = problem.reread()
+        record_id = item.header("WARC-Record-ID")
+        if record_id:  # an ARC record's stable id (a re-read ARC record gets a random one)
+            record.rec_headers.replace_header("WARC-Record-ID", record_id)
+        item = WarcRecord(item.file, item.offset, record)
         item._read_payload(max_bytes)
         item.capped = item.capped or problem.block_len > len(problem.block)
     item.cut_short = problem.too_short

@@ -29,6 +29,7 @@ class ParseStage(Stage):
     name = "parse"
     version = "4"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages;
     # 4: trec_id column, ClueWeb09 dates repaired
+    # 4: payload_digest column, revisits by payload digest, ARC and one-stream gzip input, br/zstd bodies
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)
@@ -94,8 +95,7 @@ def _revisit_pages(revisits: list[Revisit], parts: list[Path], out: Path, files:
     for i, (revisit, reason) in enumerate(resolution.unresolved):
         if i in non_html:
             continue
-        refers = revisit.refers_to or f"{revisit.refers_to_url} at {revisit.refers_to_date}"
-        detail = f"{revisit.where()}: {reason} (refers to {refers})"
+        detail = f"{revisit.where()}: {reason} (refers to {revisit.refers()})"
         if strict:
             raise BadInputError(f"{revisit.file} at offset {revisit.offset}: unresolved_revisit: {detail} "
                                 "(drop --strict to count and go on)")
