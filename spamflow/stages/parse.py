@@ -28,7 +28,8 @@ def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
 
 class ParseStage(Stage):
     name = "parse"
-    version = "3"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages
+    version = "4"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages;
+    # 4: wrong Content-Length records cut at their real end; undeclared Western pages windows-1252
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)
