@@ -70,6 +70,7 @@ class Page:
     warc_file: str
     warc_offset: int
     decode_errors: int = 0  # not stored: counted by the parse stage
+    charset_source: str = ""  # not stored: how the charset was chosen (``Decoded.source``), counted
 
     def row(self) -> dict[str, object]:
         """The Parquet row (a shallow copy: the word and link lists are shared, not copied)."""
@@ -181,4 +182,5 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         warc_file=rec.file,
         warc_offset=rec.offset,
         decode_errors=decoded.errors,
+        charset_source=decoded.source,
     )

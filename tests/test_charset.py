@@ -142,11 +142,18 @@ def test_real_pages_in_their_legacy_encoding_without_a_declaration(archive, memb
         assert decoded.text == legacy.decode(codec), name
 
 
-def test_parse_gives_an_undeclared_french_page_its_words(tmp_path):
-    body = _page("Crème brûlée à la française: le garçon a déjà goûté la pâte feuilletée.").encode("cp1252")
-    write_warc(tmp_path / "in.warc.gz", [Resp("http://fr.example.com/", body, content_type="text/html")])
+def test_parse_gives_undeclared_pages_their_words_and_counts_how_they_were_decoded(tmp_path):
+    french = _page("Crème brûlée à la française: le garçon a déjà goûté la pâte feuilletée.").encode("cp1252")
+    czech = _page(OTHER["czech"][0]).encode("cp1250")
+    declared = _page("Café crème").encode("cp1252")
+    write_warc(tmp_path / "in.warc.gz", [Resp("http://fr.example.com/", french, content_type="text/html"),
+                                         Resp("http://cz.example.com/", czech, content_type="text/html"),
+                                         Resp("http://d.example.com/", declared,
+                                              content_type="text/html; charset=windows-1252")])
     result = parse_warc_file(tmp_path / "in.warc.gz", "2026-01", tmp_path / "out.parquet", max_bytes=100_000)
-    [row] = pq.read_table(tmp_path / "out.parquet").to_pylist()
-    assert row["charset"] == "cp1252" and not result.bad_records
-    assert row["words"] == ["crème", "brûlée", "à", "la", "française", "le", "garçon", "a", "déjà", "goûté", "la",
-                            "pâte", "feuilletée"]
+    rows = pq.read_table(tmp_path / "out.parquet").to_pylist()
+    assert [r["charset"] for r in rows] == ["cp1252", "cp1250", "cp1252"] and not result.bad_records
+    assert rows[0]["words"] == ["crème", "brûlée", "à", "la", "française", "le", "garçon", "a", "déjà", "goûté",
+                                "la", "pâte", "feuilletée"]
+    assert rows[1]["words"][:4] == ["příliš", "žluťoučký", "kůň", "úpěl"]
+    assert result.counts["charset_fallback"] == 1 and result.counts["charset_detected"] == 1
