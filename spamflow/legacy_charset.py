@@ -9,22 +9,25 @@ another encoding.  The evidence is the page's text runs (between tags) that hold
 
 1. Fewer than ``MIN_EVIDENCE`` non-ASCII letters (or symbols inside words, or bytes
    windows-1252 leaves undefined): windows-1252 (too little to go on).
-2. Read as windows-1252, the non-ASCII letters are those of one Western language
-   (``WESTERN_FIT`` of them; a symbol between letters such as ``Za¿ó³æ``, and a byte
-   windows-1252 leaves undefined, count against): windows-1252.
-3. Otherwise charset-normalizer's candidates (for the first 64 KB of text runs, then for
-   the page's first 64 KB: each misleads it on some pages) that browsers know (``WEB_CODECS``; not DOS or Mac
-   code pages) are tried in its order; the first confident one wins:
-   it decodes without error, and 90 % of the non-ASCII letters are of one script, and
-   - a non-Latin script (Cyrillic, Greek, Hebrew, Arabic, Thai, or Chinese, Japanese and
-     Korean characters; not half-width katakana) in words that do not mix in ASCII letters
-     (at most ``MIXED`` of them do: a Western text read as Cyrillic mixes nearly all); or
-   - Latin (windows-1250, -1254, -1257, ...): the letters are those of one Central
-     European, Baltic or Turkish language, 90 % of them and more than the best Western
-     language's share under windows-1252; and on the bytes where the two readings differ,
-     that language fits at least as well as the best Western one (a French page naming
-     Czech towns stays windows-1252).
-4. Otherwise windows-1252.
+2. Read as windows-1252, ``WESTERN_FIT`` of the non-ASCII letters are those of one Western
+   language (a symbol between letters such as ``Za¿ó³æ``, and a byte windows-1252 leaves
+   undefined, count against): windows-1252.
+3. A Latin legacy encoding (``LATIN_CODECS``: windows-1250, ISO-8859-2, ...) whose reading
+   is confident: 90 % of its non-ASCII letters are of one Central European, Baltic or
+   Turkish language (a letter standing alone does not count: none of them has such a
+   one-letter word), more than the best Western language's share under windows-1252, and
+   on the bytes where the two readings differ that language fits at least as well as the
+   best Western one (a French page naming Czech towns stays windows-1252).  The best fit
+   wins.
+4. If the text does not look Latin (its words do not mix ASCII and other letters) or it
+   decodes in a CJK multi-byte encoding: charset-normalizer's candidates, for the first
+   64 KB of text runs and then for the page's first 64 KB (each misleads it on some
+   pages), that browsers know (``WEB_CODECS``: no DOS or Mac code pages), in its order;
+   the first that decodes without error, with 90 % of its non-ASCII letters in one
+   non-Latin script (Cyrillic, Greek, Hebrew, Arabic, Thai, or Chinese, Japanese and
+   Korean characters; not half-width katakana) and at most ``MIXED`` of those words
+   mixing in ASCII letters (a Western text read as Cyrillic mixes nearly all), wins.
+5. Otherwise windows-1252.
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ def text_runs(body: bytes) -> bytes:
         start = max(body.rfind(d, end, match.start()) for d in (b"<", b">", b"\n")) + 1
         stop = _DELIMITER.search(body, match.end())
         end = stop.start() if stop else len(body)
-        runs.append(body[max(start, 0):end])
+        runs.append(body[start:end])
     return b"\n".join(runs)
 
 
@@ -204,9 +207,10 @@ def _latin(runs: bytes, western: str, western_fit: float) -> str | None:
     """The Latin legacy encoding that reads the text best, if one is confident."""
     best, best_fit = None, 0.0
     for codec in LATIN_CODECS:
-        if not _decodes(runs, codec):
+        try:
+            text = runs.decode(codec)
+        except UnicodeDecodeError:  # ISO-8859-3 leaves a few bytes undefined
             continue
-        text = runs.decode(codec)
         fit = language_fit(text, OTHER_LATIN, lone=False)
         if fit > best_fit and _confident(text, western, western_fit):
             best, best_fit = codec, fit
