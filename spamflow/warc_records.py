@@ -66,7 +66,7 @@ class WarcRecord:
         self.payload = body[:max_bytes]
         while self.capped and stream.read(1 << 16):
             pass
-        self.cut_short = self.record.raw_stream.limit > 0
+        self.cut_short = getattr(self.record.raw_stream, "limit", 0) > 0  # no limit: no Content-Length
 
 
 def warc_date(value: str | None) -> datetime | None:
@@ -134,15 +134,13 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
                         raise ValueError(f"not a WARC record (read as {record.format}); "
                                          "spamflow reads WARC/1.0 and WARC/1.1 only")
                     item = WarcRecord(name, iterator.offset, record)
-                    wanted = wants_payload(item)
-                    if wanted:
+                    if wants_payload(item):
                         item._read_payload(max_bytes)
                     errors_before = iterator.err_count
                     iterator.read_to_end()
-                    problem = ends.check(iterator, item.offset, record, errors_before,
-                                         keep=max_bytes + (64 << 10) if wanted else 0)
+                    problem = ends.check(iterator, item.offset, record, errors_before, keep=max_bytes + (64 << 10))
                     if problem is not None:
-                        item = _with_length_problem(item, problem, wanted, max_bytes)
+                        item = _with_length_problem(item, problem, wants_payload, max_bytes)
                     yielded += 1
                     scanning = False
                     yield item
@@ -168,13 +166,16 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
                 scanning = True
 
 
-def _with_length_problem(item: WarcRecord, problem: LengthProblem, wanted: bool, max_bytes: int) -> WarcRecord:
+def _with_length_problem(item: WarcRecord, problem: LengthProblem, wants_payload: Callable[[WarcRecord], bool],
+                         max_bytes: int) -> WarcRecord:
     """The record as far as it really goes: too short, what was read, marked cut short;
-    too long, read again from its real block."""
-    if not problem.too_short and wanted:
+    otherwise read again from its real block (its HTTP headers too: with no usable
+    Content-Length warcio did not parse them)."""
+    if not problem.too_short:
         item = WarcRecord(item.file, item.offset, problem.reread())
-        item._read_payload(max_bytes)
-        item.capped = item.capped or problem.block_len > len(problem.block)
+        if wants_payload(item):
+            item._read_payload(max_bytes)
+            item.capped = item.capped or problem.block_len > len(problem.block)
     item.cut_short = problem.too_short
     item.length_problem = problem.reason
     return item
