@@ -160,7 +160,7 @@ def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] =
                     # a resync candidate that is not a record start: keep scanning silently
                     start = _next_start(fh, start, gz)
                     continue
-                failed_at = iterator.offset
+                failed_at = max(iterator.offset, start)  # warcio's offset can fall back (gzip): never go back
                 yield BadRecord(name, failed_at, f"unreadable record: {type(exc).__name__}: {exc}".strip())
                 start = _next_start(fh, failed_at, gz)
                 scanning = True
