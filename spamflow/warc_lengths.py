@@ -185,7 +185,10 @@ class RecordEnds:
 
     def _check_member(self, iterator: ArchiveIterator, start: int, record: ArcWarcRecord, what: str,
                       declared: int, errors_before: int, keep: int) -> LengthProblem | None:
-        left_over = iterator.err_count > errors_before or iterator.next_line is not None
+        next_line = iterator.next_line or b""
+        if iterator.err_count == errors_before and next_line.startswith(b"WARC/"):
+            return None  # the next record in the same member: one gzip for the whole file, which warcio reports
+        left_over = iterator.err_count > errors_before or bool(next_line)
         ran_out = getattr(record.raw_stream, "limit", 0) > 0
         if declared >= 0 and not (left_over or ran_out):
             return None

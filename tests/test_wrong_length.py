@@ -4,6 +4,7 @@ bytes, and the records after it read, in uncompressed and gzip-per-record files.
 
 from __future__ import annotations
 
+import gzip as gz
 import json
 
 import pyarrow.parquet as pq
@@ -160,3 +161,11 @@ def test_an_unusable_content_length_is_reported_and_the_page_read_from_its_real_
     assert [(b["file"], b["offset"], b["kind"]) for b in result.bad_records] == [(name, offsets[1], "wrong_length")]
     expected = "no Content-Length" if value is None else f"Content-Length '{value}' is not a length"
     assert result.bad_records[0]["reason"].startswith(expected)
+
+
+def test_a_whole_file_gzip_is_not_taken_for_a_wrong_length(tmp_path):
+    plain, _ = warc_with_content_length(_records(3), {}, gzip=False)
+    rows, result, name = _parse(tmp_path, gz.compress(plain), gzip=True)
+    assert [r["url"] for r in rows] == ["http://a.example.com/p0"]
+    assert [b["kind"] for b in result.bad_records] == ["unreadable"]
+    assert "non-chunked gzip" in result.bad_records[0]["reason"]
