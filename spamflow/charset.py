@@ -2,7 +2,8 @@
 
 Order (WHATWG encoding sniffing, simplified): byte-order mark, then the HTTP
 ``Content-Type`` charset, then a ``<meta charset>`` in the first 4 KB, then strict UTF-8,
-then charset-normalizer's detection, then windows-1252.  Labels map as WHATWG says
+then windows-1252 unless the page is evidently in another legacy encoding
+(``spamflow.legacy_charset``).  Labels map as WHATWG says
 (``iso-8859-1`` and ``ascii`` mean windows-1252).  Undecodable bytes become U+FFFD and are
 counted, never raised.
 """
@@ -13,7 +14,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from charset_normalizer import from_bytes
+from spamflow.legacy_charset import legacy_codec
 
 _META = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
@@ -71,13 +72,10 @@ def decode_html(body: bytes, content_type: str | None = None) -> Decoded:
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8", 0)
     except UnicodeDecodeError:
         pass
-    best = from_bytes(body[:65536]).best()
-    detected = _codec(best.encoding) if best else None
-    if detected:
-        text, errors = _decode(body, detected)
-        return Decoded(text, detected, "detected", errors)
-    text, errors = _decode(body, "cp1252")
-    return Decoded(text, "cp1252", "fallback", errors)
+    codec, source = legacy_codec(body)
+    codec = _codec(codec) or "cp1252"
+    text, errors = _decode(body, codec)
+    return Decoded(text, codec, source, errors)
 
 
 def _meta_charset(body: bytes) -> str | None:

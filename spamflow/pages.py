@@ -75,6 +75,7 @@ class Page:
     trec_id: str | None = None
     payload_digest: str | None = None
     decode_errors: int = 0  # not stored: counted by the parse stage
+    charset_source: str = ""  # not stored: how the charset was chosen (``Decoded.source``), counted
 
     def row(self) -> dict[str, object]:
         """The Parquet row (a shallow copy: the word and link lists are shared, not copied)."""
@@ -194,4 +195,5 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         trec_id=trec_id_of(rec),
         payload_digest=normalize_digest(rec.header("WARC-Payload-Digest")),
         decode_errors=decoded.errors,
+        charset_source=decoded.source,
     )

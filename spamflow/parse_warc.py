@@ -89,6 +89,8 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
             if page.decode_errors:
                 problem(item.file, item.offset, "decode_errors",
                         f"{page.decode_errors} undecodable bytes replaced (charset {page.charset})")
+            if page.charset_source in ("fallback", "detected"):  # declared nothing, not UTF-8
+                counts[f"charset_{page.charset_source}"] += 1
             batch.append(page)
             counts["pages"] += 1
             if len(batch) >= BATCH_ROWS or batch.nbytes >= BATCH_BYTES:

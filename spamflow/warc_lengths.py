@@ -59,7 +59,11 @@ class LengthProblem:
 
     def reread(self) -> ArcWarcRecord:
         """The record again, its Content-Length set to the real block kept."""
-        header = _CONTENT_LENGTH.sub(lambda m: m.group(1) + str(len(self.block)).encode(), self.header, count=1)
+        length = str(len(self.block)).encode()
+        header, found = _CONTENT_LENGTH.subn(lambda m: m.group(1) + length, self.header, count=1)
+        if not found:  # no Content-Length at all: add one before the blank line
+            end = _HEADER_END.search(header)
+            header = header[:end.start()] + b"\r\nContent-Length: " + length + header[end.start():] if end else header
         iterator = ArchiveIterator(io.BytesIO(header + self.block + b"\r\n\r\n"))
         return next(iter(iterator))
 
@@ -89,12 +93,15 @@ class RecordEnds:
         """Call after ``iterator.read_to_end()`` for the record that starts at ``start``;
         ``errors_before`` is ``iterator.err_count`` before that call.  ``keep`` bounds the
         block kept for a re-read (0: keep none)."""
-        declared = record.length
-        if declared is None:
-            return None
+        raw = record.rec_headers.get_header("Content-Length")
+        if raw is not None and raw.strip().isdigit():
+            what, declared = f"Content-Length {int(raw)}", int(raw)
+        else:  # warcio reads a record with no usable length as empty, or to the end of the file
+            what = "no Content-Length:" if raw is None else f"Content-Length {raw.strip()!r} is not a length:"
+            declared = -1
         if self.gz:
-            return self._check_member(iterator, start, record, declared, errors_before, keep)
-        return self._check_plain(start, declared, keep)
+            return self._check_member(iterator, start, record, what, declared, errors_before, keep)
+        return self._check_plain(start, what, declared, keep)
 
     def _read(self, offset: int, n: int) -> bytes:
         self._fh.seek(offset)
@@ -116,36 +123,46 @@ class RecordEnds:
                 return None
             n *= 4
 
-    def _check_plain(self, start: int, declared: int, keep: int) -> LengthProblem | None:
+    def _check_plain(self, start: int, what: str, declared: int, keep: int) -> LengthProblem | None:
         header_len = self._header_len(start)
         if header_len is None:
             return None
         block_start = start + header_len
-        declared_end = block_start + declared
+        declared_end = block_start + max(declared, 0)
         after = self._read(declared_end, 64) if declared_end <= self.size else b""
-        if declared_end <= self.size and _NEXT_RECORD.match(after):
+        if declared >= 0 and declared_end <= self.size and _NEXT_RECORD.match(after):
             return None
         boundary = self._next_boundary(block_start)
-        if after.startswith(b"\r\n\r\n") and (boundary is None or boundary[0] >= declared_end):
+        if declared >= 0 and after.startswith(b"\r\n\r\n") and (boundary is None or boundary[0] >= declared_end):
             return None  # the record ends as it should and junk follows: unreadable, at the junk's offset
         if boundary is None:
+            if declared < 0:  # the record runs to the end of the file
+                real = len(self._read(block_start, self.size - block_start).rstrip(b"\r\n"))
+                return self._reread(f"{what} the record runs to the end of the file, {real} bytes of block; "
+                                    "parsed those", None, start, header_len, real, keep)
             if declared_end > self.size:
                 return None  # the file ends inside the record: a cut-short file, not a wrong length
             return LengthProblem(
-                f"Content-Length {declared} is too short: {self.size - declared_end} bytes of the record follow "
-                "its declared end, up to the end of the file; parsed the declared bytes", None, too_short=True)
+                f"{what} is too short: {self.size - declared_end} bytes of the record follow its declared end, "
+                "up to the end of the file; parsed the declared bytes", None, too_short=True)
         cut, next_start = boundary
+        real = cut - block_start
+        if declared < 0:
+            return self._reread(f"{what} the next record starts at offset {next_start}, {real} bytes into the "
+                                "block; parsed those and read on from there", next_start, start, header_len,
+                                real, keep)
         if cut < declared_end:
-            real = cut - block_start
-            return LengthProblem(
-                f"Content-Length {declared} is too long: the next record starts at offset {next_start}, "
-                f"{real} bytes into the declared block; parsed those {real} bytes and read on from there",
-                next_start, too_short=False, header=self._read(start, header_len),
-                block=self._read(block_start, min(real, keep)), block_len=real)
+            return self._reread(f"{what} is too long: the next record starts at offset {next_start}, {real} bytes "
+                                f"into the declared block; parsed those {real} bytes and read on from there",
+                                next_start, start, header_len, real, keep)
         return LengthProblem(
-            f"Content-Length {declared} is too short: {cut - declared_end} more bytes of the record follow "
-            f"its declared end, up to the next record at offset {next_start}; parsed the declared bytes",
-            next_start, too_short=True)
+            f"{what} is too short: {cut - declared_end} more bytes of the record follow its declared end, "
+            f"up to the next record at offset {next_start}; parsed the declared bytes", next_start, too_short=True)
+
+    def _reread(self, reason: str, next_start: int | None, start: int, header_len: int, real: int,
+                keep: int) -> LengthProblem:
+        return LengthProblem(reason, next_start, too_short=False, header=self._read(start, header_len),
+                             block=self._read(start + header_len, min(real, keep)), block_len=real)
 
     def _next_boundary(self, offset: int) -> tuple[int, int] | None:
         """(where the blank line before the next ``WARC/x.y`` line starts, where that line
@@ -166,13 +183,17 @@ class RecordEnds:
         self._last_scan = offset, found_at
         return found_at
 
-    def _check_member(self, iterator: ArchiveIterator, start: int, record: ArcWarcRecord, declared: int,
-                      errors_before: int, keep: int) -> LengthProblem | None:
-        left_over = iterator.err_count > errors_before or iterator.next_line is not None
+    def _check_member(self, iterator: ArchiveIterator, start: int, record: ArcWarcRecord, what: str,
+                      declared: int, errors_before: int, keep: int) -> LengthProblem | None:
+        next_line = iterator.next_line or b""
+        if iterator.err_count == errors_before and next_line.startswith(b"WARC/"):
+            return None  # the next record in the same member: one gzip for the whole file, which warcio reports
+        left_over = iterator.err_count > errors_before or bool(next_line)
         ran_out = getattr(record.raw_stream, "limit", 0) > 0
-        if not (left_over or ran_out):
+        if declared >= 0 and not (left_over or ran_out):
             return None
-        member = self._member(start, keep + _MAX_HEADER if ran_out else _MAX_HEADER)
+        reread = ran_out or declared < 0
+        member = self._member(start, keep + _MAX_HEADER if reread else _MAX_HEADER)
         if member is None:
             return None  # a broken or cut member: warcio's error, or cut_short
         head, content_len, tail, member_end = member
@@ -180,18 +201,19 @@ class RecordEnds:
         if header_len is None:
             return None
         block_len = content_len - header_len - (4 if tail.endswith(b"\r\n\r\n") else 0)
-        if ran_out:
-            if member_end >= self.size:
+        next_start = member_end if member_end < self.size else None
+        if reread:
+            if ran_out and next_start is None:
                 return None  # the file ends inside the record: cut_short
+            lead = f"{what} is too long:" if declared >= 0 else what
             return LengthProblem(
-                f"Content-Length {declared} is too long: the record's gzip member ends after {block_len} bytes "
-                f"of block; parsed those and read on at the next member, offset {member_end}",
-                member_end, too_short=False, header=head[:header_len],
+                f"{lead} the record's gzip member holds {block_len} bytes of block; parsed those and "
+                f"read on at the next member, offset {member_end}",
+                next_start, too_short=False, header=head[:header_len],
                 block=head[header_len:header_len + min(block_len, keep)], block_len=block_len)
         return LengthProblem(
-            f"Content-Length {declared} is too short: its gzip member holds {block_len - declared} more bytes "
-            f"of block; parsed the declared bytes and read on at the next member, offset {member_end}",
-            member_end if member_end < self.size else None, too_short=True)
+            f"{what} is too short: its gzip member holds {block_len - declared} more bytes of block; parsed the "
+            f"declared bytes and read on at the next member, offset {member_end}", next_start, too_short=True)
 
     def _member(self, start: int, keep: int) -> tuple[bytes, int, bytes, int] | None:
         """Decompress the gzip member at ``start``: its first ``keep`` bytes, its length,

@@ -79,7 +79,7 @@ class WarcRecord:
         self.payload = body[:max_bytes]
         while self.capped and stream.read(1 << 16):
             pass
-        self.cut_short = self.record.raw_stream.limit > 0
+        self.cut_short = getattr(self.record.raw_stream, "limit", 0) > 0  # no limit: no Content-Length
 
 
 def warc_date(value: str | None) -> datetime | None:
@@ -183,15 +183,13 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
                         check_arc_header(record)
                         record.rec_headers.replace_header("WARC-Record-ID", arc_record_id(name, iterator.offset))
                     item = WarcRecord(name, iterator.offset, record)
-                    wanted = wants_payload(item)
-                    if wanted:
+                    if wants_payload(item):
                         item._read_payload(max_bytes)
                     errors_before = iterator.err_count
                     iterator.read_to_end()
-                    problem = ends.check(iterator, item.offset, record, errors_before,
-                                         keep=max_bytes + (64 << 10) if wanted else 0)
+                    problem = ends.check(iterator, item.offset, record, errors_before, keep=max_bytes + (64 << 10))
                     if problem is not None:
-                        item = _with_length_problem(item, problem, wanted, max_bytes)
+                        item = _with_length_problem(item, problem, wants_payload, max_bytes)
                     yielded += 1
                     scanning = False
                     yield item
@@ -211,23 +209,26 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
                     # a resync candidate that is not a record start: keep scanning silently
                     start = _next_start(fh, start, gz, arc)
                     continue
-                failed_at = iterator.offset
+                failed_at = max(iterator.offset, start)  # warcio's offset can fall back (gzip): never go back
                 yield BadRecord(name, failed_at, f"unreadable record: {type(exc).__name__}: {exc}".strip())
                 start = _next_start(fh, failed_at, gz, arc)
                 scanning = True
 
 
-def _with_length_problem(item: WarcRecord, problem: LengthProblem, wanted: bool, max_bytes: int) -> WarcRecord:
+def _with_length_problem(item: WarcRecord, problem: LengthProblem, wants_payload: Callable[[WarcRecord], bool],
+                         max_bytes: int) -> WarcRecord:
     """The record as far as it really goes: too short, what was read, marked cut short;
-    too long, read again from its real block."""
-    if not problem.too_short and wanted:
+    otherwise read again from its real block (its HTTP headers too: with no usable
+    Content-Length warcio did not parse them)."""
+    if not problem.too_short:
         record = problem.reread()
         record_id = item.header("WARC-Record-ID")
         if record_id:  # an ARC record's stable id (a re-read ARC record gets a random one)
             record.rec_headers.replace_header("WARC-Record-ID", record_id)
         item = WarcRecord(item.file, item.offset, record)
-        item._read_payload(max_bytes)
-        item.capped = item.capped or problem.block_len > len(problem.block)
+        if wants_payload(item):
+            item._read_payload(max_bytes)
+            item.capped = item.capped or problem.block_len > len(problem.block)
     item.cut_short = problem.too_short
     item.length_problem = problem.reason
     return item

@@ -4,6 +4,7 @@ bytes, and the records after it read, in uncompressed and gzip-per-record files.
 
 from __future__ import annotations
 
+import gzip as gz
 import json
 
 import pyarrow.parquet as pq
@@ -147,3 +148,24 @@ def test_parse_stage_lists_wrong_lengths_in_bad_records_jsonl_and_counts(tmp_pat
         (str(tmp_path / "a.warc.gz"), offs_short[1], "wrong_length"),
         (str(tmp_path / "b.warc"), offs_long[0], "wrong_length")]
     assert result.counts["bad_wrong_length"] == 2 and result.counts["pages"] == 6
+
+
+@pytest.mark.parametrize("gzip", [False, True], ids=["warc", "warc.gz"])
+@pytest.mark.parametrize("value", ["abc", "-5", None], ids=["not-a-number", "negative", "missing"])
+def test_an_unusable_content_length_is_reported_and_the_page_read_from_its_real_block(tmp_path, gzip, value):
+    records = _records(3)
+    data, offsets = warc_with_content_length(records, {1: value}, gzip=gzip)
+    rows, result, name = _parse(tmp_path, data, gzip)
+    assert [r["words"] for r in rows] == [[f"w{i}x{j}" for j in range(N_WORDS)] for i in range(3)]
+    assert [r["truncated"] for r in rows] == [False] * 3
+    assert [(b["file"], b["offset"], b["kind"]) for b in result.bad_records] == [(name, offsets[1], "wrong_length")]
+    expected = "no Content-Length" if value is None else f"Content-Length '{value}' is not a length"
+    assert result.bad_records[0]["reason"].startswith(expected)
+
+
+def test_a_whole_file_gzip_is_not_taken_for_a_wrong_length(tmp_path):
+    plain, _ = warc_with_content_length(_records(3), {}, gzip=False)
+    rows, result, name = _parse(tmp_path, gz.compress(plain), gzip=True)
+    assert [r["url"] for r in rows] == ["http://a.example.com/p0"]
+    assert [b["kind"] for b in result.bad_records] == ["unreadable"]
+    assert "non-chunked gzip" in result.bad_records[0]["reason"]

@@ -59,16 +59,19 @@ def html(title: str, body: str, head: str = "") -> bytes:
     return f"<!doctype html><html><head><title>{title}</title>{head}</head><body>{body}</body></html>".encode()
 
 
-def warc_with_content_length(records: list[Resp], lengths: dict[int, int], gzip: bool) -> tuple[bytes, list[int]]:
+def warc_with_content_length(records: list[Resp], lengths: dict[int, int | str | None],
+                             gzip: bool) -> tuple[bytes, list[int]]:
     """A WARC file whose records ``i`` declare ``Content-Length: lengths[i]`` whatever their
-    real block (one gzip member per record when ``gzip``), and each record's offset."""
+    real block (no Content-Length line if None; one gzip member per record when ``gzip``),
+    and each record's offset."""
     plain, offsets = warc_bytes(records, gzip=False)
     ends = offsets[1:] + [len(plain)]
     out, new_offsets = b"", []
     for i, (start, end) in enumerate(zip(offsets, ends)):
         record = plain[start:end]
         if i in lengths:
-            record = re.sub(rb"Content-Length: \d+", f"Content-Length: {lengths[i]}".encode(), record, count=1)
+            line = b"" if lengths[i] is None else f"Content-Length: {lengths[i]}\r\n".encode()
+            record = re.sub(rb"Content-Length: \d+\r\n", line, record, count=1)
         new_offsets.append(len(out))
         out += gz.compress(record, mtime=0) if gzip else record
     return out, new_offsets

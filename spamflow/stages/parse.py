@@ -28,8 +28,9 @@ def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
 class ParseStage(Stage):
     name = "parse"
     version = "4"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages;
-    # 4: trec_id column, ClueWeb09 dates repaired
-    # 4: payload_digest column, revisits by payload digest, ARC and one-stream gzip input, br/zstd bodies
+    # 4: trec_id and payload_digest columns, ClueWeb09 dates repaired, revisits by payload digest, ARC and
+    # one-stream gzip input, br/zstd bodies, wrong Content-Length records cut at their real end, undeclared
+    # Western pages windows-1252
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)
