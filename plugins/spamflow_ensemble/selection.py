@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
+from spamflow.errors import BadInputError
 from spamflow.progress import progress_bar, progress_on
 from spamflow_ensemble.binning import bins_for, quantile_edges, to_bins
 from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble, spam_column
@@ -76,14 +77,36 @@ def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
 
 def make_folds(y: np.ndarray, groups: np.ndarray | None, n_folds: int, random_state: int) -> list[tuple]:
     """Stratified (group) k-fold train/test index pairs; fewer folds when there are too few groups
-    or too few hosts of the rarer class for ``n_folds``."""
-    rarest = int(min(np.bincount(y, minlength=2)))
+    or too few hosts of the rarer class for ``n_folds``.  Labels that cannot make two folds
+    with both classes in every training part are a :class:`BadInputError` saying why, not a
+    scikit-learn error from deep inside a fit."""
+    counts = np.bincount(y, minlength=2)
+    rarest = int(min(counts))
+    if rarest < 2:
+        raise BadInputError(f"classify: cross-fitting needs at least 2 labelled hosts of each class, got "
+                            f"{int(counts[1])} spam and {int(counts[0])} nonspam; label more hosts")
     if groups is None:
         k = max(2, min(n_folds, rarest))
-        return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state).split(y, y))
-    k = max(2, min(n_folds, len(np.unique(groups))))
-    splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
-    return list(splitter.split(np.zeros(len(y)), y, groups))
+        folds = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state).split(y, y))
+    else:
+        n_groups = len(np.unique(groups))
+        if n_groups < 2:
+            raise BadInputError(f"classify: all {len(y)} labelled hosts fall in one group (group_by), so no two "
+                                "folds keep a group apart; set group_by: none, or label hosts of other domains "
+                                "or IP addresses")
+        k = max(2, min(n_folds, n_groups))
+        splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
+        folds = list(splitter.split(np.zeros(len(y)), y, groups))
+    for train_rows, _ in folds:
+        missing = [name for c, name in ((1, "spam"), (0, "nonspam")) if not (y[train_rows] == c).any()]
+        if missing:
+            kind = missing[0]
+            spread = "" if groups is None else \
+                f" (its {int(counts[1 if kind == 'spam' else 0])} hosts share " \
+                f"{len(np.unique(groups[y == (1 if kind == 'spam' else 0)]))} group(s) by group_by)"
+            raise BadInputError(f"classify: a fold would train with no {kind} host{spread}; label {kind} hosts "
+                                "on more domains or IP addresses, or set group_by: none")
+    return folds
 
 
 def hillclimb(P: np.ndarray, y: np.ndarray, n_init: int, n_iterations: int) -> np.ndarray:
