@@ -203,11 +203,11 @@ def real_texts() -> list[list[str]]:
 
 
 def make_copies_corpus(n: int, seed: int = 20261122, copied_share: float = 1 / 3, max_copies: int = 10,
-                       words_per_page: int = 200, quilt_rate: float = 0.015) -> tuple[list[dict], dict]:
-    """A crawl full of copies, from real text: distinct texts are consecutive ~200-word
+                       words_per_page: int = 200, quilt_rate: float = 0.015, min_copies: int = 1) -> tuple[list[dict], dict]:
+    """A crawl full of copies, from real text: distinct texts are consecutive ~``words_per_page``-word
     passages of the PAN documents (their suspicious documents hold verbatim passages of the
     source documents: real partial reuse), 1.5 % of them quilts of 4-8 passages of other
-    texts; ``copied_share`` of the pages belong to texts that have 1-``max_copies`` copies,
+    texts; ``copied_share`` of the pages belong to texts with ``min_copies``-``max_copies`` copies,
     each copy on another site (a mirror or syndication host: the site's name renamed), the
     rest are texts on one page.  Sites as in :func:`make_corpus` (mean 20 pages)."""
     import numpy as np
@@ -217,11 +217,13 @@ def make_copies_corpus(n: int, seed: int = 20261122, copied_share: float = 1 / 3
     stream = [w for text in real_texts() for w in text]
     group_sizes: list[int] = []  # pages per copied text: 2 .. max_copies + 1
     while sum(group_sizes) < n * copied_share:
-        group_sizes.append(prng.randint(2, max_copies + 1))
+        group_sizes.append(prng.randint(min_copies + 1, max_copies + 1))
     n_single = n - sum(group_sizes)
     n_texts = n_single + len(group_sizes)
     n_quilt = int(round(n_texts * quilt_rate))
-    lengths = np.clip(rng.normal(words_per_page, 30, n_texts).round().astype(int), 100, 400)
+    words_per_page = min(words_per_page, len(stream) // n_texts)  # distinct passages while the text lasts
+    lengths = np.clip(rng.normal(words_per_page, words_per_page * 0.15, n_texts).round().astype(int),
+                      words_per_page // 2, words_per_page * 2)
     texts, at, wraps = [], 0, 0
     for length in lengths[:n_texts - n_quilt].tolist():  # consecutive passages of the real stream
         if at + length > len(stream):
@@ -319,7 +321,7 @@ def worker_gen(spec: dict) -> dict:
     out = Path(spec["dir"])
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    extra = {k: spec[k] for k in ("copied_share", "max_copies") if k in spec}
+    extra = {k: spec[k] for k in ("copied_share", "max_copies", "min_copies", "words_per_page") if k in spec}
     pages, planted = CORPORA[spec.get("corpus", "distinct")](spec["n"], seed=spec["seed"], **extra)
     t_gen = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -595,11 +597,12 @@ def run_copies(args, sizes: list[int], runners: list[str], runs: dict, gens: dic
     the distinct-text corpus measured above in the same run; the reference on a small one."""
     share, most = args.copied_share, args.max_copies
     print(f"\n== corpus with copies (real text: PAN documents, ~200-word passages; {100 * share:.0f} % of the pages "
-          f"hold texts with 1-{most} copies on other sites' renamed hosts; 1.5 % quilts) ==")
+          f"hold texts with {args.min_copies}-{most} copies on other sites' renamed hosts; 1.5 % quilts) ==")
     out: dict[str, dict[int, dict]] = {r: {} for r in runners}
     for n in sizes:
         spec = {"n": n, "seed": args.seed, "dir": str(tmp / f"copies-{n}"), "workers": args.workers,
-                "corpus": "copies", "copied_share": share, "max_copies": most}
+                "corpus": "copies", "copied_share": share, "max_copies": most, "min_copies": args.min_copies,
+                "words_per_page": args.copies_words}
         g = run_worker("gen", spec)
         p = g["planted"]
         print(f"  {n:>7,} pages: {p['texts']:,} distinct texts, {p['copied_pages']:,} pages of copied texts, "
@@ -684,7 +687,10 @@ def main() -> None:
     ap.add_argument("--no-copies", action="store_true", help="leave out the corpus with copies (real text)")
     ap.add_argument("--copied-share", type=float, default=1 / 3,
                     help="share of the copies corpus's pages whose text has copies (default 1/3)")
-    ap.add_argument("--max-copies", type=int, default=10, help="copies of a copied text: 1..N (default 10)")
+    ap.add_argument("--max-copies", type=int, default=10, help="copies of a copied text: at most N (default 10)")
+    ap.add_argument("--min-copies", type=int, default=1, help="copies of a copied text: at least N (default 1)")
+    ap.add_argument("--copies-words", type=int, default=200,
+                    help="words per page of the copies corpus (default 200; less if the real text runs out)")
     args = ap.parse_args()
     sizes = sorted({int(x) for x in ("2000,10000" if args.quick else args.sizes).split(",")})
     runners = [r.strip() for r in args.runners.split(",") if r.strip()]

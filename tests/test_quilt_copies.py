@@ -114,3 +114,55 @@ def test_triples_grow_with_gram_sets_not_with_the_square_of_copies():
     grams, docs, servers, sets = _rows(copies=10, grams=40, servers_per_text=1)
     s, reps, g, src = unit_triples(grams, docs, servers=servers, sets=sets, patchy=patchy, skip_copied=True)
     assert sorted(zip(reps.tolist(), src.tolist())) == [(1, 999), (999, 1)]
+
+
+def test_covers_through_spill_files_equal_the_reference(tmp_path, monkeypatch):
+    """With a cover reducer allowed 64 bytes of triples, every bucket spills to disk (and
+    splits its partitions again); the quilts and sources are still the reference's."""
+    import spamflow_quilt.mr_quilt_cover as cover_job
+
+    monkeypatch.setattr(cover_job, "SPILL_BYTES", 64)
+    pages = copies_corpus(5)
+    for foreign in ("none", "domain"):
+        params = {"k": 3, "m": 12, "c": 1, "theta": 0.3, "foreign": foreign}
+        expected = _ref(pages, **params)
+        assert expected
+        assert _mr(pages, tmp_path, buckets=1, **params) == expected
+
+
+def _cover_input(units: int, triples_per_unit: int, seed: int = 0):
+    """Job (c) step 2's values for one bucket: ``units`` single patchy pages and their
+    triples, made lazily (so the input is never in memory at once), in random order."""
+    from spamflow_quilt.mr_base import tagged
+
+    rng = np.random.default_rng(seed)
+    docs = np.arange(1, units + 1, dtype=np.uint64)
+    yield tagged(b"Q", docs, np.full(units, 100, np.uint64), np.full(units, 150, np.uint64), docs * 7,
+                 docs, docs)
+    per_record = 20_000
+    for _ in range(units * triples_per_unit // per_record):
+        reps = rng.integers(1, units + 1, per_record).astype(np.uint64)
+        grams = rng.integers(0, 100, per_record).astype(np.uint64)
+        sources = rng.integers(10**6, 10**6 + 40, per_record).astype(np.uint64)
+        yield tagged(b"T", reps * 7, reps, grams, sources)
+
+
+def test_a_cover_reducer_holds_a_bounded_share_of_its_triples(tmp_path, monkeypatch):
+    """4,000,000 triples (128 MB as numbers) into one cover reducer allowed 4 MB: its peak
+    allocation stays under 40 MB, and its covers equal those of an unbounded reducer."""
+    import tracemalloc
+
+    from spamflow_quilt.mr_quilt_cover import MRQuiltCover
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    args = ["--m", "50", "--c", "2"]
+    bounded = MRQuiltCover([*args, "--spill-bytes", str(4 << 20)])
+    tracemalloc.start()
+    got = sorted(bounded.cover(b"d000000", _cover_input(2_000, 2_000)))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40 << 20, f"peak {peak / 2**20:.0f} MiB"
+    assert not list(tmp_path.iterdir())  # spill files removed
+    small = MRQuiltCover([*args, "--spill-bytes", str(1 << 40)])
+    assert got == sorted(small.cover(b"d000000", _cover_input(2_000, 2_000)))
+    assert len(got) == 2_000 and all(len(record["sources"]) >= 2 for _, record in got)

@@ -7,9 +7,10 @@ server than the page (Section 3; a page whose server is unknown is foreign to no
 Step 1 makes each gram bucket's triples (set, rep, g, source) for the patchy units
 (:mod:`spamflow_quilt.triples`: the pages of one gram set on one server are one unit, the
 pages of one gram set one candidate source) and sends them to the bucket of their gram set,
-where the patchy pages (``Q``) go too.  Step 2 groups each bucket's triples by unit, covers
-once per unit and reports every page of the unit (its copies on the same server have the
-same cover).  The output, one line per quilted page, is JSON:
+where the patchy pages (``Q``) go too.  Step 2 groups each bucket's triples by unit (in
+memory up to ``--spill-bytes``, beyond that through files on disk: :mod:`spamflow_quilt.spill`),
+covers once per unit and reports every page of the unit (its copies on the same server have
+the same cover).  The output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
@@ -21,7 +22,11 @@ from spamflow_quilt.buckets import run_starts
 from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
 from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, untagged
 from spamflow_quilt.servers import NO_SERVER_ID
+from spamflow_quilt.spill import GroupSpill
 from spamflow_quilt.triples import iter_unit_triples, key_starts
+
+SPILL_BYTES = 256 << 20
+"""Triples a cover reducer holds in memory before it spills them to disk (32 bytes each)."""
 
 
 class MRQuiltCover(QuiltJob):
@@ -32,6 +37,8 @@ class MRQuiltCover(QuiltJob):
         self.add_passthru_arg("--c", type=int, required=True)
         self.add_passthru_arg("--foreign", choices=["none", "domain", "ip"], default="none")
         self.add_passthru_arg("--phi", type=float, default=None)
+        self.add_passthru_arg("--spill-bytes", type=int, default=SPILL_BYTES,
+                              help="triples' bytes a cover reducer keeps in memory before it spills to disk")
 
     def steps(self):
         return [MRStep(mapper=self.tag_inputs, reducer=self.triples),
@@ -53,7 +60,7 @@ class MRQuiltCover(QuiltJob):
         return {"none": docs, "domain": domains, "ip": ips}[self.options.foreign]
 
     def triples(self, key, values):
-        rows = rows_of(values)
+        rows = rows_of(values)  # one gram bucket's rows: sized by the driver
         if key.startswith(b"d"):  # patchy pages pass through to step 2
             yield from self.passed_on(key, rows, b"Q")
             return
@@ -66,8 +73,14 @@ class MRQuiltCover(QuiltJob):
             yield from self.by_sets(b"T", set_ids, set_ids, reps, gram, sources)
 
     def cover(self, key, values):
-        rows = rows_of(values)
-        docs, n_patch, n_grams, sets, domains, ips = joined(rows.get(b"Q"), 6)
+        patchy_pages, triples = [], GroupSpill(3, self.options.spill_bytes)  # rep, gram, source
+        for value in values:
+            kind, columns = untagged(value)
+            if kind == b"Q":
+                patchy_pages.append(columns)
+            else:
+                triples.add(*columns[1:])
+        docs, n_patch, n_grams, sets, domains, ips = joined(patchy_pages, 6)
         servers = self.servers(docs, domains, ips)
         known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
         docs, n_patch, n_grams, sets, servers = docs[known], n_patch[known], n_grams[known], sets[known], servers[known]
@@ -79,19 +92,17 @@ class MRQuiltCover(QuiltJob):
         for rep, doc, n_patch_doc, n_grams_doc in zip(unit_of.tolist(), docs.tolist(), n_patch.tolist(),
                                                       n_grams.tolist()):
             members.setdefault(rep, []).append((doc, n_patch_doc, n_grams_doc))
-        _, reps, grams, sources = joined(rows.get(b"T"), 4)
-        order = np.argsort(reps, kind="stable")
-        reps, grams, sources = reps[order], grams[order], sources[order]
-        starts = run_starts(reps)
-        ends = np.r_[starts[1:], len(reps)]
-        for start, end in zip(starts.tolist(), ends.tolist()):
-            unit = members[int(reps[start])]
-            n_patch_doc, n_grams_doc = unit[0][1], unit[0][2]  # copies: the same gram set
-            cover = keep_sources(greedy_cover_arrays(sources[start:end], grams[start:end]), n_patch_doc,
-                                 self.options.phi)
-            if len(cover) >= self.options.c:
-                for doc, _, _ in unit:
-                    yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": cover}
+        for reps, grams, sources in triples.groups():  # every triple of a unit in one batch, by rep
+            starts = run_starts(reps)
+            ends = np.r_[starts[1:], len(reps)]
+            for start, end in zip(starts.tolist(), ends.tolist()):
+                unit = members[int(reps[start])]
+                n_patch_doc, n_grams_doc = unit[0][1], unit[0][2]  # copies: the same gram set
+                cover = keep_sources(greedy_cover_arrays(sources[start:end], grams[start:end]), n_patch_doc,
+                                     self.options.phi)
+                if len(cover) >= self.options.c:
+                    for doc, _, _ in unit:
+                        yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": cover}
 
 
 if __name__ == "__main__":
