@@ -29,6 +29,9 @@ class MRPatchFraction(QuiltJob):
                 raise ValueError(f"job (b) reads job (a)'s output, got a record keyed {key[:40]!r}")
             return
         rows = rows_of(values)
+        if any(len(columns) != 6 for columns in rows.get(b"S", ())):
+            raise ValueError(f"job (b) reads job (a)'s output with gram sets (S rows of 6 columns, stage "
+                             f"version 2), got S rows of another width under {key[:40]!r}: rerun job (a)")
         ordinals, docs, n_grams, domains, ips, sets = joined(rows.get(b"S"), 6)
         hit_ordinals, hit_grams = joined(rows.get(b"H"), 2)
         order = np.argsort(ordinals)

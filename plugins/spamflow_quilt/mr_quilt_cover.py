@@ -47,6 +47,9 @@ class MRQuiltCover(QuiltJob):
     def tag_inputs(self, _, line):
         key, value = line.split(b"\t", 1)
         kind, columns = untagged(value)
+        if kind in (b"R", b"Q") and len(columns) != 6:
+            raise ValueError(f"job (c) reads job (b)'s output with gram sets (6 columns, stage version 2), "
+                             f"got {len(columns)} columns in a {kind!r} record under {key!r}: rerun job (b)")
         if kind == b"R":  # rows of patch grams
             yield from self.by_grams(b"R", *columns)
         elif kind == b"Q":  # patchy pages, to the bucket of their gram set
