@@ -117,7 +117,7 @@ def shingled(pages: Path, work: Path, k: int, snapshot: str, workers: int = 1) -
 
 class QuiltDetector(Detector):
     name = "quilt"
-    version = "1"
+    version = "2"  # 2: job (c) collapses copies (its intermediate rows gained the gram set)
     description = "Najork's (k, m, c, theta)-quilted pages and their source pages, as mrjob MapReduce jobs."
     Params = QuiltParams
     requires = ("parse",)

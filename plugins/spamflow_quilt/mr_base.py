@@ -9,11 +9,14 @@ kind  columns                                meaning
 ====  =====================================  ============================================
 G     gram, ordinal                          a page contains the gram (POPULAR: > m pages)
 P     gram, df                               a patch gram (job (a)'s output)
-S     ordinal, doc, n_grams, domain, ip      a page: its number of distinct grams, its servers
+S     ordinal, doc, n_grams, domain, ip,     a page: its number of distinct grams, its servers,
+      gram set                               the name of its gram set (copies.py)
 H     ordinal, gram                          a page contains a patch gram (job (a)'s output)
-Q     doc, n_patch_grams, n_grams            a patchy page (job (b)'s output)
-R     gram, doc, domain id, ip id, patchy    a page contains a patch gram (job (b)'s output)
-T     doc, gram, other doc                   a triple of Section 2 (job (c))
+Q     doc, n_patch_grams, n_grams, gram set, a patchy page (job (b)'s output)
+      domain id, ip id
+R     gram, doc, domain id, ip id, patchy,   a page contains a patch gram (job (b)'s output)
+      gram set
+T     gram set, rep, gram, source            a triple of Section 2 for a unit of copies (job (c))
 ====  =====================================  ============================================
 
 A page is its doc_id, except in jobs (a) and (b), where it is its ordinal in the shingle
@@ -95,6 +98,11 @@ class QuiltJob(MRJob):
         """Records of ``kind`` keyed by gram bucket."""
         for bucket, cols in by_bucket(gram_bucket(grams, self.options.buckets), grams, *columns):
             yield gram_key(bucket), tagged(kind, *cols)
+
+    def by_sets(self, kind: bytes, sets: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
+        """Records of ``kind`` (columns as given) keyed by the page bucket of a gram set's name."""
+        for bucket, cols in by_bucket(doc_bucket(sets, self.options.buckets), *columns):
+            yield doc_key(bucket), tagged(kind, *cols)
 
     def by_docs(self, kind: bytes, docs: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
         """Records of ``kind`` keyed by page bucket."""

@@ -3,7 +3,8 @@ the pages that contain them.
 
 Input: shingle lines ``ordinal<TAB>doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct
 per page: set semantics).  Mappers emit a (gram, page ordinal) row per gram of a page, keyed
-by gram bucket, and each page's doc_id, size and servers (``S``), keyed by page bucket.  A
+by gram bucket, and each page's doc_id, size, servers and gram set's name (``S``, :mod:`spamflow_quilt.copies`),
+keyed by page bucket.  A
 gram's reducer sees all its pages, so it knows df(g) *and* the postings of the patch grams:
 the join of Figure 5 (``docToGrams ⋈ patchGrams``) happens here, and job (b) never reads
 the corpus again.
@@ -17,7 +18,7 @@ it out of the step (the driver does when every map task fits one flush: on mrjob
 runner the combiner then re-reads and re-writes every byte for nothing).
 
 Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a page contains a patch gram), the pages
-``d<bucket><TAB>S <packed ordinal, doc, n_grams, domain id, ip id>``, and
+``d<bucket><TAB>S <packed ordinal, doc, n_grams, domain id, ip id, gram set>``, and
 ``g<bucket><TAB>P <packed gram, df>`` (the patch grams, read by the benchmark and reports).
 """
 
@@ -26,6 +27,7 @@ from mrjob.step import MRStep
 
 from spamflow_quilt.buckets import RowBuffer, run_starts
 from spamflow_quilt.buckets import distinct as unique
+from spamflow_quilt.copies import gram_set_id
 from spamflow_quilt.mr_base import QuiltJob, joined, page_fields, rows_of, tagged
 from spamflow_quilt.packed import unpack
 from spamflow_quilt.servers import server_id
@@ -85,7 +87,7 @@ class MRGramDocumentFrequency(QuiltJob):
 
     def mapper_init(self):
         self.pending = RowBuffer(2)  # gram, ordinal
-        self.pages: list[tuple[int, int, int, int, int]] = []  # ordinal, doc, n_grams, domain id, ip id
+        self.pages: list[tuple[int, ...]] = []  # ordinal, doc, n_grams, domain id, ip id, gram set
 
     def mapper(self, _, line):
         fields = page_fields(line)
@@ -97,7 +99,7 @@ class MRGramDocumentFrequency(QuiltJob):
         (grams,) = unpack(fields[4])
         self.pending.add(grams, np.full(len(grams), ordinal, np.uint32))
         self.pages.append((ordinal, int(fields[1]), len(grams), server_id(fields[2].decode()),
-                           server_id(fields[3].decode())))
+                           server_id(fields[3].decode()), gram_set_id(fields[4].rstrip())))
         if self.pending.rows >= self.options.flush_rows:
             yield from self.flush()
 
@@ -107,7 +109,7 @@ class MRGramDocumentFrequency(QuiltJob):
     def flush(self):
         grams, pages = self.pending.take()
         yield from self.by_grams(b"G", *collapse_popular(grams, pages, self.options.m))
-        pages = np.array(self.pages, np.uint64).reshape(-1, 5).T
+        pages = np.array(self.pages, np.uint64).reshape(-1, 6).T
         self.pages = []
         yield from self.by_docs(b"S", *pages)
 

@@ -1,13 +1,16 @@
-"""Job (c): for each patch gram, the (page, gram, other page) triples; grouped by patchy
-page, the greedy set cover of Section 2, keeping pages with at least c sources.
+"""Job (c): for each patch gram, the triples of Section 2 with copies collapsed; grouped by
+unit of copies, the greedy set cover of Section 2, keeping pages with at least c sources.
 
 Input: the output of job (b), the patchy pages and the rows of patch grams (gram, page,
-domain id, ip id, patchy).  ``--foreign domain|ip`` keeps only triples whose two pages are on
-different servers (Section 3; a page whose server is unknown is foreign to none).  Step 1
-makes each gram bucket's triples (d, g, d') with d patchy (only a patchy page can be a
-quilt); step 2 groups each page bucket's triples by page, looks up its sizes in the patchy
-pages' rows, and covers.  The
-output, one line per quilted page, is JSON:
+domain id, ip id, patchy, gram set).  ``--foreign domain|ip`` keeps only sources on another
+server than the page (Section 3; a page whose server is unknown is foreign to none).
+Step 1 makes each gram bucket's triples (set, rep, g, source) for the patchy units
+(:mod:`spamflow_quilt.triples`: the pages of one gram set on one server are one unit, the
+pages of one gram set one candidate source) and sends them to the bucket of their gram set,
+where the patchy pages (``Q``) go too.  Step 2 groups each bucket's triples by unit (in
+memory up to ``--spill-bytes``, beyond that through files on disk: :mod:`spamflow_quilt.spill`),
+covers once per unit and reports every page of the unit (its copies on the same server have
+the same cover).  The output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
@@ -18,7 +21,12 @@ from mrjob.step import MRStep
 from spamflow_quilt.buckets import run_starts
 from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
 from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, untagged
-from spamflow_quilt.triples import iter_pair_triples
+from spamflow_quilt.servers import NO_SERVER_ID
+from spamflow_quilt.spill import GroupSpill
+from spamflow_quilt.triples import iter_unit_triples, key_starts
+
+SPILL_BYTES = 256 << 20
+"""Triples a cover reducer holds in memory before it spills them to disk (32 bytes each)."""
 
 
 class MRQuiltCover(QuiltJob):
@@ -29,6 +37,8 @@ class MRQuiltCover(QuiltJob):
         self.add_passthru_arg("--c", type=int, required=True)
         self.add_passthru_arg("--foreign", choices=["none", "domain", "ip"], default="none")
         self.add_passthru_arg("--phi", type=float, default=None)
+        self.add_passthru_arg("--spill-bytes", type=int, default=SPILL_BYTES,
+                              help="triples' bytes a cover reducer keeps in memory before it spills to disk")
 
     def steps(self):
         return [MRStep(mapper=self.tag_inputs, reducer=self.triples),
@@ -37,41 +47,65 @@ class MRQuiltCover(QuiltJob):
     def tag_inputs(self, _, line):
         key, value = line.split(b"\t", 1)
         kind, columns = untagged(value)
+        if kind in (b"R", b"Q") and len(columns) != 6:
+            raise ValueError(f"job (c) reads job (b)'s output with gram sets (6 columns, stage version 2), "
+                             f"got {len(columns)} columns in a {kind!r} record under {key!r}: rerun job (b)")
         if kind == b"R":  # rows of patch grams
             yield from self.by_grams(b"R", *columns)
-        elif kind == b"Q":  # patchy pages
-            yield from self.by_docs(b"Q", *columns)
+        elif kind == b"Q":  # patchy pages, to the bucket of their gram set
+            yield from self.by_sets(b"Q", columns[3], *columns)
         else:
             raise ValueError(f"job (c) reads job (b)'s output, got a {kind!r} record under {key!r}")
 
+    def servers(self, docs: np.ndarray, domains: np.ndarray, ips: np.ndarray) -> np.ndarray:
+        """Each page's server for the foreign test: under ``none`` the page itself (only
+        d' = d is excluded)."""
+        return {"none": docs, "domain": domains, "ip": ips}[self.options.foreign]
+
     def triples(self, key, values):
-        rows = rows_of(values)
+        rows = rows_of(values)  # one gram bucket's rows: sized by the driver
         if key.startswith(b"d"):  # patchy pages pass through to step 2
             yield from self.passed_on(key, rows, b"Q")
             return
-        grams, docs, domains, ips, patchy = joined(rows.get(b"R"), 5)
-        foreign = self.options.foreign
-        servers = {"none": domains, "domain": domains, "ip": ips}[foreign]
-        for doc, gram, other in iter_pair_triples(grams, docs, servers, foreign=foreign != "none",
-                                                  left=patchy.astype(bool)):
-            yield from self.by_docs(b"T", doc, gram, other)
+        grams, docs, domains, ips, patchy, sets = joined(rows.get(b"R"), 6)
+        servers = self.servers(docs, domains, ips)
+        known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
+        for set_ids, reps, gram, sources in iter_unit_triples(
+                grams[known], docs[known], servers=servers[known], sets=sets[known],
+                patchy=patchy[known].astype(bool), skip_copied=self.options.c >= 2):
+            yield from self.by_sets(b"T", set_ids, set_ids, reps, gram, sources)
 
     def cover(self, key, values):
-        rows = rows_of(values)
-        patchy_docs, n_patch, n_grams = joined(rows.get(b"Q"), 3)
-        docs, grams, others = joined(rows.get(b"T"), 3)  # step 1 made triples for patchy pages only
-        order = np.argsort(docs, kind="stable")
-        docs, grams, others = docs[order], grams[order], others[order]
-        starts = run_starts(docs)
-        ends = np.r_[starts[1:], len(docs)]
-        size = dict(zip(patchy_docs.tolist(), zip(n_patch.tolist(), n_grams.tolist())))
-        for start, end in zip(starts.tolist(), ends.tolist()):
-            doc = int(docs[start])
-            n_patch_doc, n_grams_doc = size[doc]
-            sources = keep_sources(greedy_cover_arrays(others[start:end], grams[start:end]), n_patch_doc,
-                                   self.options.phi)
-            if len(sources) >= self.options.c:
-                yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": sources}
+        patchy_pages, triples = [], GroupSpill(3, self.options.spill_bytes)  # rep, gram, source
+        for value in values:
+            kind, columns = untagged(value)
+            if kind == b"Q":
+                patchy_pages.append(columns)
+            else:
+                triples.add(*columns[1:])
+        docs, n_patch, n_grams, sets, domains, ips = joined(patchy_pages, 6)
+        servers = self.servers(docs, domains, ips)
+        known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
+        docs, n_patch, n_grams, sets, servers = docs[known], n_patch[known], n_grams[known], sets[known], servers[known]
+        order = np.lexsort((docs, servers, sets))  # units: (gram set, server), named by the smallest doc
+        docs, n_patch, n_grams, sets, servers = docs[order], n_patch[order], n_grams[order], sets[order], servers[order]
+        units = key_starts(sets, servers)
+        unit_of = np.repeat(docs[units], np.diff(np.r_[units, len(docs)]))
+        members: dict[int, list[tuple[int, int, int]]] = {}
+        for rep, doc, n_patch_doc, n_grams_doc in zip(unit_of.tolist(), docs.tolist(), n_patch.tolist(),
+                                                      n_grams.tolist()):
+            members.setdefault(rep, []).append((doc, n_patch_doc, n_grams_doc))
+        for reps, grams, sources in triples.groups():  # every triple of a unit in one batch, by rep
+            starts = run_starts(reps)
+            ends = np.r_[starts[1:], len(reps)]
+            for start, end in zip(starts.tolist(), ends.tolist()):
+                unit = members[int(reps[start])]
+                n_patch_doc, n_grams_doc = unit[0][1], unit[0][2]  # copies: the same gram set
+                cover = keep_sources(greedy_cover_arrays(sources[start:end], grams[start:end]), n_patch_doc,
+                                     self.options.phi)
+                if len(cover) >= self.options.c:
+                    for doc, _, _ in unit:
+                        yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": cover}
 
 
 if __name__ == "__main__":

@@ -1,11 +1,19 @@
-"""The triples of Section 2, vectorised: for each patch gram g and each two distinct pages
-d, d' that contain it, (d, g, d') — restricted, with ``foreign``, to pages on different
-servers (Section 3).  A patch gram is in at most m pages, so a gram gives at most m(m−1).
+"""The triples of Section 2, vectorised, with copies collapsed (:mod:`spamflow_quilt.copies`).
 
->>> d, g, o = pair_triples(np.array([9, 9, 4], np.uint64), np.array([1, 2, 3], np.uint64),
-...                        np.array([1, 1, 1], np.uint64), foreign=False)
->>> sorted(zip(d.tolist(), g.tolist(), o.tolist()))
-[(1, 9, 2), (2, 9, 1)]
+For each patch gram g, a literal reading makes (d, g, d') for every two distinct pages that
+contain it, restricted with ``foreign`` to pages on different known servers (Section 3).
+Here the pages of one gram set on one server form a *unit* (covered once, named by its
+smallest page, the *rep*), and the pages of one gram set a *candidate* (named, for a unit on
+server s, by its smallest page on another server).  A gram then gives one triple
+(set, rep, g, source) per (patchy unit, candidate) pair: units x gram sets, not pages².
+With ``skip_copied`` (c >= 2) a unit whose gram set is also on another server makes none:
+its copy is its only source.
+
+>>> sets, reps, g, src = unit_triples(np.array([9, 9, 9], np.uint64), np.array([1, 2, 3], np.uint64),
+...     servers=np.array([1, 2, 3], np.uint64), sets=np.array([5, 5, 6], np.uint64),
+...     patchy=np.ones(3, bool), skip_copied=False)
+>>> sorted(zip(reps.tolist(), src.tolist()))
+[(1, 2), (1, 3), (2, 1), (2, 3), (3, 1)]
 """
 
 from __future__ import annotations
@@ -14,56 +22,71 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from spamflow_quilt.buckets import run_starts
-from spamflow_quilt.servers import NO_SERVER_ID
-
 CHUNK_TRIPLES = 1 << 22
-"""Triples made at once (bounds a reducer's memory at ~100 MB)."""
+"""Triples made at once (bounds a reducer's memory at ~130 MB)."""
 
 
-def pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, *, foreign: bool,
-                 left: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All (doc, gram, other doc) of the given (gram, doc, server) rows, as three arrays;
-    with ``left`` (a mask over the rows), only those whose doc is a row in the mask."""
-    parts = list(iter_pair_triples(grams, docs, servers, foreign=foreign, left=left))
+def key_starts(*columns: np.ndarray) -> np.ndarray:
+    """Where each run of equal rows starts, rows sorted by the columns."""
+    if len(columns[0]) == 0:
+        return np.empty(0, np.intp)
+    change = np.zeros(len(columns[0]) - 1, bool)
+    for column in columns:
+        change |= column[1:] != column[:-1]
+    return np.flatnonzero(np.r_[True, change])
+
+
+def unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarray, sets: np.ndarray,
+                 patchy: np.ndarray, skip_copied: bool) -> tuple[np.ndarray, ...]:
+    """All (set, rep, gram, source) of the given rows (one per page containing a patch gram;
+    rows of pages on an unknown server left out by the caller), as four arrays."""
+    parts = list(iter_unit_triples(grams, docs, servers=servers, sets=sets, patchy=patchy, skip_copied=skip_copied))
     if not parts:
-        empty = np.empty(0, np.uint64)
-        return empty, empty, empty
-    return tuple(np.concatenate(column) for column in zip(*parts))  # type: ignore[return-value]
+        return tuple(np.empty(0, np.uint64) for _ in range(4))
+    return tuple(np.concatenate(column) for column in zip(*parts))
 
 
-def iter_pair_triples(grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, *, foreign: bool,
-                      left: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """:func:`pair_triples` in chunks of about :data:`CHUNK_TRIPLES`, whole grams each."""
+def iter_unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarray, sets: np.ndarray,
+                      patchy: np.ndarray, skip_copied: bool) -> Iterator[tuple[np.ndarray, ...]]:
+    """:func:`unit_triples` in chunks of at most about :data:`CHUNK_TRIPLES`."""
     if len(grams) == 0:
         return
-    if left is None:
-        left = np.ones(len(grams), bool)
-    order = np.lexsort((docs, grams))
-    grams, docs, servers, left = grams[order], docs[order], servers[order], left[order]
-    starts = run_starts(grams)
-    sizes = np.diff(np.r_[starts, len(grams)])
-    cumulative = np.cumsum(sizes.astype(np.int64) ** 2)
-    first = 0
-    while first < len(starts):
-        done = int(cumulative[first - 1]) if first else 0
-        last = max(int(np.searchsorted(cumulative, done + CHUNK_TRIPLES, side="right")), first + 1)
-        lo, hi = starts[first], (starts[last] if last < len(starts) else len(grams))
-        yield _triples(grams[lo:hi], docs[lo:hi], servers[lo:hi], left[lo:hi], starts[first:last] - lo,
-                       sizes[first:last], foreign)
-        first = last
+    # units: the rows of one (gram, set, server), named by their smallest doc
+    order = np.lexsort((docs, servers, sets, grams))
+    grams, docs, servers, sets, patchy = grams[order], docs[order], servers[order], sets[order], patchy[order]
+    units = key_starts(grams, sets, servers)
+    u_gram, u_set, u_server, u_rep, u_patchy = grams[units], sets[units], servers[units], docs[units], patchy[units]
+    # candidates: the units of one (gram, set) by rep; the first two name it for any server
+    order = np.lexsort((u_rep, u_set, u_gram))
+    u_gram, u_set, u_server, u_rep, u_patchy = (u_gram[order], u_set[order], u_server[order], u_rep[order],
+                                                u_patchy[order])
+    first = key_starts(u_gram, u_set)
+    size = np.diff(np.r_[first, len(u_gram)])
+    second = np.where(size >= 2, first + 1, first)
+    c_gram = u_gram[first]
+    # left units: patchy, and (skip_copied) alone in their gram set
+    left = u_patchy.astype(bool)
+    if skip_copied:
+        left &= np.repeat(size, size) == 1
+    left = np.flatnonzero(left)
+    lo = np.searchsorted(c_gram, u_gram[left], side="left")
+    count = np.searchsorted(c_gram, u_gram[left], side="right") - lo
+    cumulative = np.cumsum(count)
+    done, begin = 0, 0
+    while begin < len(left):
+        end = max(int(np.searchsorted(cumulative, done + CHUNK_TRIPLES, side="right")), begin + 1)
+        yield _pairs(left[begin:end], lo[begin:end], count[begin:end], u_set, u_rep, u_gram, u_server,
+                     first, second, size)
+        done, begin = int(cumulative[end - 1]), end
 
 
-def _triples(grams, docs, servers, left_ok, starts, sizes, foreign):
-    """Every ordered pair of distinct rows within each group (rows sorted by gram), the
-    first of the pair a row of ``left_ok``."""
-    row_size = np.repeat(sizes, sizes) * left_ok  # for each row, the pairs it starts
-    row_start = np.repeat(starts, sizes)
-    left = np.repeat(np.arange(len(grams)), row_size)
-    offsets = np.arange(len(left)) - np.repeat(np.cumsum(row_size) - row_size, row_size)
-    right = np.repeat(row_start, row_size) + offsets
-    keep = left != right
-    if foreign:
-        keep &= (servers[left] != servers[right]) & (servers[left] != NO_SERVER_ID) & (servers[right] != NO_SERVER_ID)
-    left, right = left[keep], right[keep]
-    return docs[left], grams[left], docs[right]
+def _pairs(left, lo, count, u_set, u_rep, u_gram, u_server, first, second, size):
+    """(set, rep, gram, source) for each left unit and each candidate of its gram: the
+    candidate's smallest rep if on another server, else its second (if any)."""
+    unit = np.repeat(left, count)
+    candidate = np.repeat(lo, count) + (np.arange(len(unit)) - np.repeat(np.cumsum(count) - count, count))
+    same = u_server[first[candidate]] == u_server[unit]
+    source = np.where(same, second[candidate], first[candidate])
+    keep = ~same | (size[candidate] >= 2)
+    unit, source = unit[keep], source[keep]
+    return u_set[unit], u_rep[unit], u_gram[unit], u_rep[source]
