@@ -26,7 +26,7 @@ from warc_factory import Resp, html, write_warc
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
 
 

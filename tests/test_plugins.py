@@ -24,7 +24,7 @@ FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
 
 

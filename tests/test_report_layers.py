@@ -1,5 +1,6 @@
 """The layering (issue "Architecture: the framework knows no detector"): core (``spamflow/``)
-imports no plugin package and no workflow, read from the source with ``ast``; and the report
+imports no plugin package and no workflow, and no plugin imports the workflows or another
+plugin, read from the source with ``ast`` (every file, no list of allowed ones); and the report
 frame (``spamflow/report/*.py`` and its templates) names no built-in detector or evidence kind
 in its logic: every detector's part of the report is its plugin's, behind the report hooks."""
 
@@ -19,12 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "spamflow"
 REPORT = CORE / "report"
 
-KNOWN_EXCEPTIONS = {
-    # Other items of the same issue still move these: the CLI runs the DAG through the workflow
-    # package.  Remove a line when its import is gone.
-    ("spamflow/cli.py", "spamflow_workflows"),
-    ("spamflow/report/commands.py", "spamflow_workflows"),
-}
+PLUGINS = ROOT / "plugins"
+WORKFLOWS = ROOT / "workflows"
 
 
 def _packages(folder: Path) -> set[str]:
@@ -52,9 +49,24 @@ def _violations(root: Path, forbidden: set[str]) -> set[tuple[str, str]]:
 
 
 def test_core_imports_no_plugin_and_no_workflow():
-    forbidden = _packages(ROOT / "plugins") | _packages(ROOT / "workflows")
+    forbidden = _packages(PLUGINS) | _packages(WORKFLOWS)
     assert {"spamflow_quilt", "spamflow_hss", "spamflow_ensemble", "spamflow_workflows"} <= forbidden
-    assert _violations(CORE, forbidden) - KNOWN_EXCEPTIONS == set()
+    assert _violations(CORE, forbidden) == set()
+
+
+def test_no_plugin_imports_the_workflows_or_another_plugin():
+    plugins = _packages(PLUGINS)
+    assert {"spamflow_quilt", "spamflow_hss", "spamflow_ensemble", "spamflow_obvious"} <= plugins
+    found = set()
+    for plugin in sorted(plugins):
+        found |= _violations(PLUGINS / plugin, (plugins - {plugin}) | _packages(WORKFLOWS))
+    assert found == set()
+
+
+def test_the_fixture_plugin_keeps_the_layers_too():
+    """The third-party example imports only spamflow (and libraries), as docs/plugins.md shows."""
+    fixture = ROOT / "tests" / "fixtures" / "spamflow-wordcount"
+    assert _violations(fixture, _packages(PLUGINS) | _packages(WORKFLOWS)) == set()
 
 
 def test_the_import_check_sees_imports_inside_functions(tmp_path):
