@@ -20,7 +20,7 @@ from typing import Any
 
 import spamflow
 from spamflow.atomic import write_text_atomic
-from spamflow.plan import PlannedStage
+from spamflow.planned import PlannedStage
 from spamflow.stage_runner import is_complete, read_stage_record
 
 RUN_MANIFEST = "run.json"

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from spamflow.config import Config
+from spamflow.config import Config, detector_upstream
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
+from spamflow.planned import PlannedStage, stage_dir
 from spamflow.plugins import SpamflowPlugins
 from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
 from spamflow.stages.demo_web import DemoWebStage
@@ -28,19 +28,8 @@ from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
 from spamflow.stages.report import ReportParams, ReportStage
 
-
-@dataclass(frozen=True)
-class PlannedStage:
-    name: str
-    stage_class: str  # "module:QualName", imported by the task that runs it
-    params: dict[str, Any]
-    requires: dict[str, str]  # upstream stage name -> its signature
-    signature: str
-    directory: str
-    input_files: dict[str, str] = field(default_factory=dict)  # key -> "sha256:<hex>" of each file read
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["PlannedStage", "canonical_json", "class_path", "file_digest", "input_digests", "plan_run", "signature",
+           "stage_dir"]
 
 
 def canonical_json(value: Any) -> str:
@@ -131,11 +120,8 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
             raise ConfigError(f"{config.where()}: detectors require each other in a cycle: {cycle}")
         visiting.append(name)
         cls = plugins.detectors[name].cls
-        needs = tuple(cls.upstream(config.detectors[name], selected))
+        needs = detector_upstream(name, config.detectors[name], selected, config.model, config.where())
         for need in needs:
-            if need not in selected and need not in planned:
-                raise ConfigError(f"{config.where()}: detector {name!r} reads stage {need!r}, "
-                                  f"which this config does not run; add {need!r} under detectors:")
             visit(need)
         visiting.pop()
         add(cls, config.detectors[name].model_dump(mode="json"), needs)
@@ -149,7 +135,3 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
         add(ReportStage, params.model_dump(mode="json"), ReportStage.upstream(params, selected))
     return planned
-
-
-def stage_dir(stage: PlannedStage) -> Path:
-    return Path(stage.directory)

@@ -19,7 +19,7 @@ from typing import Any
 import spamflow
 from spamflow.detector import RunSettings, Stage, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
-from spamflow.plan import PlannedStage
+from spamflow.planned import PlannedStage
 
 STAGE_RECORD = "stage.json"
 BAD_RECORDS_IN_MANIFEST = 1000

@@ -69,6 +69,70 @@ def test_the_fixture_plugin_keeps_the_layers_too():
     assert _violations(fixture, _packages(PLUGINS) | _packages(WORKFLOWS)) == set()
 
 
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def core_import_graph(root: Path = CORE) -> dict[str, set[str]]:
+    """Core module -> the core modules it imports, at any depth (a lazy import in a function
+    still runs one module's code while the other is half-imported, or hides a knot)."""
+    modules = {_module_name(p): p for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found |= {m for m in (node.module, *(f"{node.module}.{a.name}" for a in node.names)) if m in modules}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in modules}
+        graph[name] = found - {name, "spamflow"}  # the package itself only holds the hookimpl marker
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of modules that import each other in a circle (strongly connected, Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_core_modules_import_each_other_in_no_circle():
+    """Was: plan -> stages.report -> report.records -> stage_runner -> plan, and
+    plugins -> hookspecs -> report.evidence -> plugins."""
+    assert import_cycles(core_import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+
+
 def test_the_import_check_sees_imports_inside_functions(tmp_path):
     (tmp_path / "m.py").write_text("import os\n\ndef f():\n    from spamflow_hss.fingerprint import x\n"
                                    "    import spamflow_quilt.plugin as q\n")

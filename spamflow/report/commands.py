@@ -12,9 +12,10 @@ from typing import Any
 def judge_kinds() -> tuple[str, ...]:
     """What ``spamflow judge`` can show: hosts, then the kinds of evidence the loaded plugins
     declare (``spamflow_report_evidence_kinds``), in report order."""
+    from spamflow.plugins import get_plugins
     from spamflow.report.evidence import evidence_kinds
 
-    return tuple(evidence_kinds())
+    return tuple(evidence_kinds(get_plugins()))
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

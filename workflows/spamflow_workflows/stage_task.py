@@ -16,7 +16,7 @@ from luigi.parameter import ParameterVisibility
 
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
-from spamflow.plan import PlannedStage
+from spamflow.planned import PlannedStage
 from spamflow.stage_runner import STAGE_RECORD, run_stage
 
 FAILURES: dict[str, str] = {}
