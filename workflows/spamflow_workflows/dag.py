@@ -19,7 +19,7 @@ from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
 from spamflow.runs import RunOutcome, StageRunner
 from spamflow.stage_runner import is_complete
-from spamflow_workflows.stage_task import FAILURES, StageTask
+from spamflow_workflows.stage_task import FAILURES, StageTask, settings_to_json
 
 __all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "run_pipeline"]
 
@@ -32,9 +32,7 @@ def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSetti
         needed = set(plan) - targets
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
     return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
-                      runner=settings.runner, runner_args=settings.runner_args, workers=settings.workers,
-                      strict=settings.strict,
-                      progress=settings.progress)
+                      settings_json=settings_to_json(settings))
             for name, stage in plan.items() if name not in needed]
 
 
