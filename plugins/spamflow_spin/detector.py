@@ -4,7 +4,6 @@ candidate pairs (mrjob) → immutable Jaccard → mutable verifier → campaigns
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 from xxhash import xxh3_64_intdigest
 
+from spamflow.atomic import atomic_path
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
 from spamflow.progress import progress_bar
@@ -76,11 +76,9 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
     """Pairs of pages that may reach the immutable threshold (the mrjob jobs, prefix filtering)."""
     work.mkdir(parents=True, exist_ok=True)
     lines = work / "immutables.tsv"
-    tmp = work / f".immutables.tsv.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_path(lines) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for doc, part in partitions.items():
             fh.write(f"{doc}\t{' '.join(part.immutables)}\n")
-    tmp.replace(lines)
     found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
                             min_shared=params.min_shared, runner=runner, runner_args=runner_args)
     counts["immutables_dropped_popular"] += found.dropped

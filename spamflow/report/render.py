@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import spamflow
+from spamflow.atomic import write_text_atomic
 from spamflow.errors import SpamflowError
 from spamflow.report.evidence import HOST_KIND, Evidence, EvidenceSet, evidence_kinds
 from spamflow.report.host_columns import HostColumns
@@ -134,9 +135,7 @@ def write_report(stages: dict[str, dict[str, Any]], outdir: Path, *, title: str,
         sections=sections, title=title, version=spamflow.__version__,
         generated=datetime.now(UTC).isoformat(timespec="seconds"))
     path = outdir / "index.html"
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, html)
     counts = {"sections": len(sections), "hosts_shown": len(gathered.hosts.rows),
               "hosts_not_shown": gathered.hosts.hidden}
     plurals = {**gathered.kinds, **{s.kind: s.kind + "s" for s in gathered.sets.values()
