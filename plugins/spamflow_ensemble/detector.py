@@ -90,7 +90,7 @@ def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = Fal
                              progress=progress)
 
 
-class Classify(Detector):
+class ClassifyDetector(Detector):
     name = "classify"
     version = "2"  # 2: model.skops holds the chosen models only, compressed (format_version 2)
     description = ("Ensemble selection over a scikit-learn model library trained per detector's host features: "
@@ -205,4 +205,7 @@ class Classify(Detector):
         pq.write_table(out, ctx.outdir / "scores.parquet")
 
 
-__all__ = ["GROUP_BY", "Classify", "ClassifyParams", "estimator_from"]
+Classify = ClassifyDetector
+"""The old name (detector classes are named ``<Stage>Detector``); kept for existing imports."""
+
+__all__ = ["GROUP_BY", "Classify", "ClassifyDetector", "ClassifyParams", "estimator_from"]

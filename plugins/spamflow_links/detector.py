@@ -47,7 +47,7 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None) -
     return index, graphs
 
 
-class LinkFeatures(Detector):
+class LinksDetector(Detector):
     name = "links"
     version = "2"  # 2: the ranks walk the 0/1 host graph, as documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
@@ -124,3 +124,7 @@ class LinkFeatures(Detector):
             outputs["temporal"] = "temporal.parquet"
         Path(ctx.outdir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
         return StageResult(outputs=outputs, counts=counts)
+
+
+LinkFeatures = LinksDetector
+"""The old name (detector classes are named ``<Stage>Detector``); kept for existing imports."""

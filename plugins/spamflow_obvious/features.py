@@ -29,7 +29,7 @@ def obvious_features(pages: pa.Table) -> pa.Table:
     return table.sort_by([("snapshot", "ascending"), ("host", "ascending")])
 
 
-class ObviousFeatures(Detector):
+class ObviousDetector(Detector):
     name = "obvious"
     version = "1"
     description = "Web Spam Challenge obvious host features: number_of_pages, length_of_hostname."
@@ -41,3 +41,7 @@ class ObviousFeatures(Detector):
         pq.write_table(table, ctx.outdir / "hosts.parquet")
         return StageResult(outputs={"hosts": "hosts.parquet"},
                            counts={"hosts": table.num_rows, "pages": pages.num_rows})
+
+
+ObviousFeatures = ObviousDetector
+"""The old name (detector classes are named ``<Stage>Detector``); kept for existing imports."""
