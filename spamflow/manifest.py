@@ -52,6 +52,7 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
             "directory": str(directory),
             "requires": record["requires"],
             "input_files": record.get("input_files", {}),
+            "host_tables": record.get("host_tables", {}),
             "finished_at": record["finished_at"],
             "bad_records_total": record.get("bad_records_total", 0),
             "bad_records": record.get("bad_records", []),

@@ -142,7 +142,8 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
         if manifest is None:
             raise SystemExit(1)
         stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in [*targets, "parse"]}
-        paths, _ = detector_host_tables({n: v for n, v in stages.items() if n != "parse"})
+        paths, _ = detector_host_tables({n: v for n, v in stages.items() if n != "parse"},
+                                        {n: manifest["stages"][n].get("host_tables", {}) for n in targets})
         table = join_host_tables(paths)
         return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config), stages
     if not args.table:

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import registered_domain
+from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_links.hostgraph import HostGraph, build_host_graph, node_index
 from spamflow_links.params import LinksParams
@@ -54,6 +55,8 @@ class LinksDetector(Detector):
                    "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank and change(u) "
                    "between consecutive snapshots.")
     Params = LinksParams
+    host_tables = (PerHostTable("hosts"),  # its columns depend on the parameters: every numeric one is a feature
+                   PerHostTable("temporal", snapshot_column="snapshot_t1", optional=True))
     requires = ("parse",)
 
     def run(self, ctx: StageContext) -> StageResult:
