@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from spamflow.config import Config, detector_upstream
 from spamflow.detector import Stage
@@ -52,12 +52,15 @@ def file_digest(path: Path) -> str:
         return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def input_digests(cls: type[Stage], params: dict[str, Any], where: str) -> dict[str, str]:
+def input_digests(cls: type[Stage], params: BaseModel | dict[str, Any], where: str) -> dict[str, str]:
     """The digest of every file the stage declares it reads; a missing one is a config error
-    naming the stage, the key and the file (it may have gone since validation)."""
+    naming the stage, the key and the file (it may have gone since validation).
+
+    ``params``: a detector's parameters as the config validated them (not validated again), or
+    the dict the planner made for a core stage (validated here, the only time)."""
     try:
-        model = cls.Params.model_validate(params)
-    except ValidationError as exc:  # e.g. a spin dictionary deleted since validation
+        model = params if isinstance(params, BaseModel) else cls.Params.model_validate(params)
+    except ValidationError as exc:
         raise ConfigError(f"{where}: {cls.name}: {exc}") from None
     digests = {}
     for key, path in sorted(cls.input_files(model).items()):
@@ -77,9 +80,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     """All stages of the run, upstream before downstream."""
     planned: dict[str, PlannedStage] = {}
 
-    def add(cls: type[Stage], params: dict[str, Any], requires: tuple[str, ...]) -> None:
+    def add(cls: type[Stage], given: BaseModel | dict[str, Any], requires: tuple[str, ...]) -> None:
         upstream = {r: planned[r].signature for r in requires}
-        files = input_digests(cls, params, config.where())
+        files = input_digests(cls, given, config.where())
+        params = given.model_dump(mode="json") if isinstance(given, BaseModel) else given
         sig = signature(cls.name, cls.version, params, upstream, files)
         directory = config.workdir / "stages" / f"{cls.name}-{sig}"
         planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(directory), files)
@@ -124,7 +128,7 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         for need in needs:
             visit(need)
         visiting.pop()
-        add(cls, config.detectors[name].model_dump(mode="json"), needs)
+        add(cls, config.detectors[name], needs)
 
     selected = {n: plugins.detectors[n].cls for n in config.detectors}
 
@@ -133,5 +137,5 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     report = config.model.report
     if report.enabled and config.detectors:
         params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
-        add(ReportStage, params.model_dump(mode="json"), ReportStage.upstream(params, selected))
+        add(ReportStage, params, ReportStage.upstream(params, selected))
     return planned

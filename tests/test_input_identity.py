@@ -179,6 +179,19 @@ def test_a_file_gone_after_validation_fails_planning_naming_it(tmp_path, plugins
         plan_run(config, plugins)
 
 
+def test_the_planner_takes_the_parameters_the_config_validated(tmp_path, plugins):
+    """Parameters are validated once, when the config is read: the planner does not validate a
+    detector's again (without the config's folder), so a spin dictionary gone since then is the
+    same error as any input file, naming the key and the file."""
+    (tmp_path / "syn.txt").write_text("{good|fine}\n")
+    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {demo: {seed: 0}}\n"
+                                     "detectors:\n  spin: {dictionary: [syn.txt]}\n")
+    config = load_config(tmp_path / "c.yaml", plugins)
+    (tmp_path / "syn.txt").unlink()
+    with pytest.raises(ConfigError, match=r"stage spin: input file dictionary\.0 \(.*syn\.txt\): cannot read it"):
+        plan_run(config, plugins)
+
+
 # A third-party detector declares its files through the public API alone.
 
 class StopwordParams(DetectorParams):
