@@ -40,7 +40,10 @@ def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
 
     Fires once when the command line is built.  Call ``subparsers.add_parser(NAME, help=...)``,
     add arguments, and ``set_defaults(handler=FUNCTION)``; ``FUNCTION(args)`` runs the command
-    and returns the exit code.  A name already taken is an error.  Returns nothing.
+    and returns the exit code.  A command that needs stages runs them through
+    ``args.run_stages(command, config, plugins, targets)`` (:class:`spamflow.runs.StageRunner`),
+    never by importing the workflows, and adds its own outputs to run.json with
+    :func:`spamflow.manifest.add_command_entry`.  A name already taken is an error.  Returns nothing.
     """
 
 
