@@ -34,7 +34,7 @@ from spamflow.report.sections import environment, pages_by_id
 def _demo(workdir: Path | None) -> dict:
     if workdir is None:
         workdir = Path(tempfile.mkdtemp(prefix="bench-report-")) / "demo"
-        subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--workdir", str(workdir), "--no-progress"],
+        subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir), "--no-progress"],
                        check=True, capture_output=True)
     return json.loads((workdir / "run.json").read_text())["stages"]
 

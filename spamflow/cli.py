@@ -1,4 +1,6 @@
-"""The ``spamflow`` command line."""
+"""The ``spamflow`` command line: its parsers and commands.  It receives the DAG runner as a
+callable (:class:`spamflow.runs.DagRunner`) from the composition root,
+``spamflow_workflows.cli:main`` (the ``spamflow`` console script), and imports no workflow."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pydantic_core import to_jsonable_python
 
 import spamflow
 from spamflow.errors import ConfigError, SpamflowError
+from spamflow.runs import DagRunner, NoDagRunner, StageRunner
 
 DESCRIPTION = """\
 spamflow finds web spam in crawls.  It reads WARC files (or generates a demo web),
@@ -119,11 +122,15 @@ def _without_demo_crawl(config: Any) -> Any:
     return config
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, runner: DagRunner | None = None) -> int:
+    """Parse ``argv`` and run the command; ``runner`` runs the DAG (without one, the commands
+    that run stages say where to start instead)."""
     args = None
     try:
         args = build_parser().parse_args(argv)
-        return _dispatch(args)
+        dag = runner or NoDagRunner()
+        args.run_stages = StageRunner(dag, args)
+        return _dispatch(args, dag)
     except ConfigError as exc:
         print(f"spamflow: config error: {exc}", file=sys.stderr)
         config = getattr(args, "config", None)
@@ -151,7 +158,7 @@ def missing_needs(config: Path) -> list[tuple[str, str]]:
             if not glob.glob(str(config.absolute().parent / path), recursive=True)]
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, runner: DagRunner) -> int:
     from spamflow.plugins import get_plugins
 
     if getattr(args, "handler", None) is not None:  # a command added by a plugin
@@ -184,7 +191,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         for name, stage in plan.items():
             print(f"  {name:<12} {stage.signature}  params={json.dumps(stage.params)[:100]}")
         return 0
-    return _run(args, config, plugins)
+    return _run(args, config, plugins, runner)
 
 
 def _crawl(args: argparse.Namespace, config: Any) -> int:
@@ -204,19 +211,14 @@ def _crawl(args: argparse.Namespace, config: Any) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace, config: Any, plugins: Any) -> int:
+def _run(args: argparse.Namespace, config: Any, plugins: Any, runner: DagRunner) -> int:
     from spamflow.console import stage_line
-    from spamflow.detector import RunSettings
-    from spamflow_workflows import run_pipeline
 
     model = config.model
-    settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
-                           workers=args.workers or model.workers,
-                           strict=model.strict if args.strict is None else args.strict,
-                           progress=args.progress)
+    settings = args.run_stages.settings(config)
     host = None if args.local_scheduler else (args.scheduler_host or model.scheduler.host)
     port = args.scheduler_port or model.scheduler.port
-    outcome = run_pipeline(config, plugins, settings, scheduler_host=host, scheduler_port=port)
+    outcome = runner(config, plugins, settings, scheduler_host=host, scheduler_port=port)
     manifest = json.loads(outcome.manifest.read_text())
     for name, stage in manifest["stages"].items():
         print(stage_line(name, stage))

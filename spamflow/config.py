@@ -15,6 +15,7 @@ import re
 import shutil
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -23,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spamflow.crawl.settings import CrawlSettings
+from spamflow.detector import Stage
 from spamflow.errors import ConfigError
 from spamflow.plugins import SpamflowPlugins
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
@@ -238,12 +240,37 @@ def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str
                                                            strict=True, context=context)
         except ValidationError as exc:
             raise ConfigError(_format_errors(exc, where, node, params_cls, prefix=("detectors", name))) from exc
-    for name in enabled:
-        for need in registry[name].cls.requires:
-            if need not in CORE_STAGES and need not in enabled:
-                raise ConfigError(f"{where}: detectors.{name} requires the {need!r} detector; "
-                                  f"enable it under detectors: ({need}: {{}})")
+    selected = {n: registry[n].cls for n in enabled}
+    for name, params in enabled.items():
+        detector_upstream(name, params, selected, model, where)
     return enabled
+
+
+def run_core_stages(model: ConfigModel) -> tuple[str, ...]:
+    """The core stages a run of ``model`` has, which a detector may read besides other detectors."""
+    source = model.input
+    demo = ("demo",) if source.demo is not None else ()
+    crawl = ("crawl",) if source.crawl is not None or (source.demo is not None and source.demo.crawl) else ()
+    return (*demo, *crawl, *CORE_STAGES)
+
+
+def detector_upstream(name: str, params: BaseModel, selected: Mapping[str, type[Stage]], model: ConfigModel,
+                      where: str) -> tuple[str, ...]:
+    """The stages detector ``name`` reads (its ``upstream``), checked by the one rule both
+    validation and the planner apply: each is a core stage of the run or a selected detector,
+    never the detector itself."""
+    needs = tuple(selected[name].upstream(params, selected))
+    core = run_core_stages(model)
+    for need in needs:
+        if need == name:
+            raise ConfigError(f"{where}: detectors.{name} names itself among the stages it reads")
+        if need in core or need in selected:
+            continue
+        if need in ("demo", "crawl", "ingest", "parse", "report"):
+            raise ConfigError(f"{where}: detectors.{name} reads stage {need!r}, which this config does not run")
+        raise ConfigError(f"{where}: detectors.{name} requires the {need!r} detector; "
+                          f"enable it under detectors: ({need}: {{}})")
+    return needs
 
 
 def _check_runner(config: Config, plugins: SpamflowPlugins) -> None:

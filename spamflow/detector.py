@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaH
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
+from spamflow.per_host import PerHostTable
+
 
 @dataclass(frozen=True)
 class InputFile:
@@ -109,6 +111,8 @@ class StageOutputs:
     directory: Path
     outputs: dict[str, Path]
     params: dict[str, Any]
+    host_tables: dict[str, Any] = field(default_factory=dict)
+    """The per-host tables the stage declared, as in its ``stage.json``: ``{output: {key, features}}``."""
 
     def __getitem__(self, name: str) -> Path:
         try:
@@ -165,6 +169,9 @@ class Stage:
     """Stages whose outputs ``run`` reads: ``parse`` or names of other detectors."""
     uses_mapreduce: ClassVar[bool] = False
     """True if ``run`` starts mrjob jobs: the configured runner is then checked at validation."""
+    host_tables: ClassVar[tuple[PerHostTable, ...]] = ()
+    """The per-host tables ``run`` writes (:mod:`spamflow.per_host`): checked when the stage
+    publishes, then joined by the classifier and shown in the report's host table."""
 
     @classmethod
     def input_files(cls, params: BaseModel) -> dict[str, Path]:

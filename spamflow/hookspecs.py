@@ -40,7 +40,10 @@ def spamflow_register_commands(subparsers: argparse._SubParsersAction) -> None:
 
     Fires once when the command line is built.  Call ``subparsers.add_parser(NAME, help=...)``,
     add arguments, and ``set_defaults(handler=FUNCTION)``; ``FUNCTION(args)`` runs the command
-    and returns the exit code.  A name already taken is an error.  Returns nothing.
+    and returns the exit code.  A command that needs stages runs them through
+    ``args.run_stages(command, config, plugins, targets)`` (:class:`spamflow.runs.StageRunner`),
+    never by importing the workflows, and adds its own outputs to run.json with
+    :func:`spamflow.manifest.add_command_entry`.  A name already taken is an error.  Returns nothing.
     """
 
 
@@ -93,8 +96,9 @@ def spamflow_report_host_columns(stage: str, record: dict[str, Any]) -> HostColu
     """Say how the finished stage ``stage`` appears in the report's host table.
 
     Fires once per finished stage, in run order.  Return a
-    :class:`spamflow.report.HostColumns`: the headline columns of the stage's ``hosts``
-    Parquet output (shown as ``<stage>.<column>``), the rule that says it fired on a host, and,
-    for a classifier, its verdict per host; or None (a stage with a ``hosts`` output then
-    shows its first three numeric columns).
+    :class:`spamflow.report.HostColumns`: the headline columns of the stage's per-host table
+    (its declared one keyed by ``snapshot``, else its ``hosts`` output; shown as
+    ``<stage>.<column>``), the rule that says it fired on a host, and, for a classifier, its
+    verdict per host; or None (the table then shows what the stage's declaration says, see
+    :mod:`spamflow.per_host`, else its first three numeric columns).
     """

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from spamflow.config import Config
+from spamflow.config import Config, detector_upstream
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
+from spamflow.planned import PlannedStage, stage_dir
 from spamflow.plugins import SpamflowPlugins
 from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
 from spamflow.stages.demo_web import DemoWebStage
@@ -28,19 +28,8 @@ from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
 from spamflow.stages.report import ReportParams, ReportStage
 
-
-@dataclass(frozen=True)
-class PlannedStage:
-    name: str
-    stage_class: str  # "module:QualName", imported by the task that runs it
-    params: dict[str, Any]
-    requires: dict[str, str]  # upstream stage name -> its signature
-    signature: str
-    directory: str
-    input_files: dict[str, str] = field(default_factory=dict)  # key -> "sha256:<hex>" of each file read
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["PlannedStage", "canonical_json", "class_path", "file_digest", "input_digests", "plan_run", "signature",
+           "stage_dir"]
 
 
 def canonical_json(value: Any) -> str:
@@ -63,12 +52,15 @@ def file_digest(path: Path) -> str:
         return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def input_digests(cls: type[Stage], params: dict[str, Any], where: str) -> dict[str, str]:
+def input_digests(cls: type[Stage], params: BaseModel | dict[str, Any], where: str) -> dict[str, str]:
     """The digest of every file the stage declares it reads; a missing one is a config error
-    naming the stage, the key and the file (it may have gone since validation)."""
+    naming the stage, the key and the file (it may have gone since validation).
+
+    ``params``: a detector's parameters as the config validated them (not validated again), or
+    the dict the planner made for a core stage (validated here, the only time)."""
     try:
-        model = cls.Params.model_validate(params)
-    except ValidationError as exc:  # e.g. a spin dictionary deleted since validation
+        model = params if isinstance(params, BaseModel) else cls.Params.model_validate(params)
+    except ValidationError as exc:
         raise ConfigError(f"{where}: {cls.name}: {exc}") from None
     digests = {}
     for key, path in sorted(cls.input_files(model).items()):
@@ -88,9 +80,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     """All stages of the run, upstream before downstream."""
     planned: dict[str, PlannedStage] = {}
 
-    def add(cls: type[Stage], params: dict[str, Any], requires: tuple[str, ...]) -> None:
+    def add(cls: type[Stage], given: BaseModel | dict[str, Any], requires: tuple[str, ...]) -> None:
         upstream = {r: planned[r].signature for r in requires}
-        files = input_digests(cls, params, config.where())
+        files = input_digests(cls, given, config.where())
+        params = given.model_dump(mode="json") if isinstance(given, BaseModel) else given
         sig = signature(cls.name, cls.version, params, upstream, files)
         directory = config.workdir / "stages" / f"{cls.name}-{sig}"
         planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(directory), files)
@@ -131,14 +124,11 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
             raise ConfigError(f"{config.where()}: detectors require each other in a cycle: {cycle}")
         visiting.append(name)
         cls = plugins.detectors[name].cls
-        needs = tuple(cls.upstream(config.detectors[name], selected))
+        needs = detector_upstream(name, config.detectors[name], selected, config.model, config.where())
         for need in needs:
-            if need not in selected and need not in planned:
-                raise ConfigError(f"{config.where()}: detector {name!r} reads stage {need!r}, "
-                                  f"which this config does not run; add {need!r} under detectors:")
             visit(need)
         visiting.pop()
-        add(cls, config.detectors[name].model_dump(mode="json"), needs)
+        add(cls, config.detectors[name], needs)
 
     selected = {n: plugins.detectors[n].cls for n in config.detectors}
 
@@ -147,9 +137,5 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     report = config.model.report
     if report.enabled and config.detectors:
         params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
-        add(ReportStage, params.model_dump(mode="json"), ReportStage.upstream(params, selected))
+        add(ReportStage, params, ReportStage.upstream(params, selected))
     return planned
-
-
-def stage_dir(stage: PlannedStage) -> Path:
-    return Path(stage.directory)

@@ -19,7 +19,8 @@ from typing import Any
 import spamflow
 from spamflow.detector import RunSettings, Stage, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
-from spamflow.plan import PlannedStage
+from spamflow.per_host import check_host_tables
+from spamflow.planned import PlannedStage
 
 STAGE_RECORD = "stage.json"
 BAD_RECORDS_IN_MANIFEST = 1000
@@ -48,7 +49,7 @@ def stage_outputs(stage: PlannedStage) -> StageOutputs:
     record = read_stage_record(stage.directory)
     directory = Path(stage.directory)
     return StageOutputs(stage.name, directory, {k: directory / v for k, v in record["outputs"].items()},
-                        record["params"])
+                        record["params"], record.get("host_tables", {}))
 
 
 def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: RunSettings) -> dict[str, Any]:
@@ -71,6 +72,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
         missing = [name for name, rel in result.outputs.items() if not (tmp / rel).exists()]
         if missing:
             raise SpamflowError(f"stage {stage.name!r} declared outputs it did not write: {missing}")
+        host_tables = check_host_tables(stage.name, cls.host_tables, tmp, result.outputs)
         record = {
             "stage": stage.name,
             "signature": stage.signature,
@@ -81,6 +83,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "requires": stage.requires,
             "input_files": stage.input_files,
             "outputs": result.outputs,
+            "host_tables": host_tables,
             "counts": result.counts,
             "seconds": round(time.time() - started, 3),
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),

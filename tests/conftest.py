@@ -35,7 +35,7 @@ def demo_once(tmp_path_factory) -> dict:
     outputs (each used to run the whole DAG again): ``{"workdir", "manifest"}``, the
     manifest as run.json was right after the demo."""
     workdir = tmp_path_factory.mktemp("demo-once") / "demo"
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--workdir", str(workdir), "--no-progress"],
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir), "--no-progress"],
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text())}

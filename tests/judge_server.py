@@ -22,7 +22,7 @@ from spamflow.report.sections import Evidence
 
 
 def start_judge(workdir: Path, labels: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "spamflow.cli", "judge", "-c", str(demo_config_path()),
+    proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "judge", "-c", str(demo_config_path()),
                              "--workdir", str(workdir), "--port", "0", "--labels", str(labels), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None

@@ -124,7 +124,7 @@ def test_train_and_score_commands_with_the_demo_config_give_the_stage_scores(dem
 
     from spamflow.cli import demo_config_path
 
-    base = [sys.executable, "-m", "spamflow.cli"]
+    base = [sys.executable, "-m", "spamflow_workflows"]
     where = ["-c", str(demo_config_path()), "--workdir", str(demo_once["workdir"])]
     labels = Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv"
     model, scores = tmp_path / "model.skops", tmp_path / "scores.parquet"

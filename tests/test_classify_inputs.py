@@ -179,7 +179,7 @@ def test_train_score_evaluate_commands_on_a_csv_table(tmp_path):
     knobs = ["--bags", "3", "--iterations", "10", "--folds", "3"]
 
     def spamflow(*args):
-        out = subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True, timeout=600)
+        out = subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stdout + out.stderr
         return out.stdout
     spamflow("train", *common, "--labels", str(tmp_path / "labels.csv"), *knobs, "--compress", "2",

@@ -186,7 +186,7 @@ def test_no_way_to_map_trec_ids_is_an_error_saying_what_to_give(tmp_path):
 
 
 def _spamflow(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True, timeout=600)
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], capture_output=True, text=True, timeout=600)
     assert (out.returncode == 0) == ok, out.stdout + out.stderr
     return out
 

@@ -76,6 +76,6 @@ def test_negative_compression_is_refused_everywhere(tmp_path):
     with pytest.raises(ValueError, match="compress"):
         ClassifyParams(compress=-1)
     for flag in (["train", "--compress", "-2"], ["score", "-m", "m.skops", "-o", "s.parquet", "--top-features", "-1"]):
-        out = subprocess.run([sys.executable, "-m", "spamflow.cli", *flag], capture_output=True, text=True,
+        out = subprocess.run([sys.executable, "-m", "spamflow_workflows", *flag], capture_output=True, text=True,
                              cwd=tmp_path, timeout=120)
         assert out.returncode == 2 and "expected a whole number >= 0" in out.stderr, out.stderr

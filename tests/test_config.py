@@ -168,3 +168,18 @@ def test_shipped_configs_validate(plugins):
     demo = load_config(root / "configs" / "demo.yaml", plugins)
     assert demo.model.input.demo is not None and "obvious" in demo.detectors
     assert (root / "configs" / "demo.yaml").read_text() == (root / "spamflow" / "configs" / "demo.yaml").read_text()
+
+
+def test_what_a_detector_reads_is_checked_by_one_rule_at_validation(project, plugins):
+    """Validation and the planner apply the same rule (``config.detector_upstream``), to the
+    stages a detector reads given its parameters: a classifier told to join a detector the
+    config does not select, or the demo's labels on WARC input, fails when the config is read,
+    not later when the run is planned."""
+    if "classify" not in plugins.detectors:
+        pytest.skip("the ensemble plugin is not loaded")
+    base = "workdir: w\ninput: {warc: [data/*.warc.gz]}\ndetectors:\n  obvious: {}\n"
+    (project / "labels.csv").write_text("host,label\na.example,spam\n")
+    message = _error(project, base + "  classify: {labels: labels.csv, detectors: [obvious, quilt]}\n", plugins)
+    assert "detectors.classify requires the 'quilt' detector; enable it under detectors: (quilt: {})" in message
+    message = _error(project, base + "  classify: {labels: demo}\n", plugins)
+    assert "detectors.classify reads stage 'demo', which this config does not run" in message

@@ -31,7 +31,7 @@ def _handler(host: str, path: str) -> Reply:
 
 def _spamflow(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The CLI in a subprocess whose stdout and stderr are pipes (not terminals)."""
-    return subprocess.run([sys.executable, "-m", "spamflow.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
 
 

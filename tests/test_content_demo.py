@@ -21,7 +21,7 @@ def content_run(tmp_path_factory) -> dict:
     config = folder / "content.yaml"
     config.write_text("workdir: run\ninput:\n  demo: {seed: 0}\nmapreduce:\n  runner: inline\n"
                       "detectors:\n  content: {}\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", str(config), "--no-progress"],
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config), "--no-progress"],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     return json.loads((folder / "run" / "run.json").read_text())

@@ -11,11 +11,11 @@ import pytest
 import yaml
 from warcio.archiveiterator import ArchiveIterator
 
-from spamflow.cli import main
 from spamflow.config import parse_config
 from spamflow.crawl.loopback import LoopbackWeb, Reply
 from spamflow.errors import ConfigError
 from spamflow.plugins import get_plugins
+from spamflow_workflows.cli import main
 
 HOSTS = {"one.test": "127.0.41.1", "two.test": "127.0.41.2"}
 

@@ -70,7 +70,7 @@ def _close(a: object, b: object) -> bool:
 
 def test_no_crawl_reads_the_generated_warcs_with_the_same_results(demo_once, tmp_path):
     workdir = tmp_path / "no-crawl"
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--no-crawl", "--workdir", str(workdir),
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--no-crawl", "--workdir", str(workdir),
                           "--no-progress"], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     direct = json.loads((workdir / "run.json").read_text())["stages"]

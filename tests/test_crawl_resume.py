@@ -33,7 +33,7 @@ def handler(host: str, path: str) -> Reply:
 
 
 def _run(config: Path, out: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "spamflow.cli", "crawl", "-c", str(config), "--out", str(out),
+    return subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "crawl", "-c", str(config), "--out", str(out),
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -115,7 +115,7 @@ def read_crawl_tolerant(directory: Path):
 
 
 def _run_dag(config: Path, workdir: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "spamflow.cli", "run", "-c", str(config), "--workdir", str(workdir),
+    return subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config), "--workdir", str(workdir),
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

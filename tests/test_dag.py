@@ -120,7 +120,7 @@ def test_failing_stage_fails_the_run_and_leaves_no_partial_output(project, plugi
 
 def test_run_through_a_real_luigid(project, plugins, luigid):
     _config(project, plugins)
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "spamflow.yaml", "--no-progress",
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "spamflow.yaml", "--no-progress",
                           "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid)],
                          cwd=project, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -138,7 +138,7 @@ def _closed_port() -> int:
 
 
 def _run_with_scheduler(project: Path, port: int) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "spamflow.yaml", "--no-progress",
+    return subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "spamflow.yaml", "--no-progress",
                            "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)],
                           cwd=project, capture_output=True, text=True, timeout=300)
 

@@ -45,7 +45,7 @@ def _html_pages(warc_dir: Path) -> dict[str, int]:
 
 
 def _demo(workdir: Path, *extra: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "demo", "--workdir", str(workdir), "--no-progress", *extra],
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir), "--no-progress", *extra],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"run.json: {workdir / 'run.json'}" in out.stdout

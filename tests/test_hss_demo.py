@@ -82,7 +82,7 @@ def test_similar_command_ranks_the_farm_first_and_draws_figure_4(demo_run):
                 if r["host"] in farm and r["snapshot"] == snapshot)
     from spamflow.cli import demo_config_path
 
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "hss", "similar", "-c", str(demo_config_path()),
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "hss", "similar", "-c", str(demo_config_path()),
                           "--workdir", str(workdir), "--snapshot", snapshot, "--top", "3", page["url"]],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -55,13 +55,13 @@ def test_cli_strict_run_fails_naming_file_and_offset(tmp_path):
     data = (tmp_path / "a.warc.gz").read_bytes()
     (tmp_path / "a.warc.gz").write_bytes(data[:-25])  # cut the last record short
     (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz']}\n")
-    lenient = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "c.yaml", "--no-progress"],
+    lenient = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "c.yaml", "--no-progress"],
                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert lenient.returncode == 0, lenient.stderr
     manifest = json.loads((tmp_path / "out" / "run.json").read_text())
     bad = manifest["stages"]["parse"]["bad_records"]
     assert len(bad) == 1 and bad[0]["file"] == str(tmp_path / "a.warc.gz") and bad[0]["offset"] > 0
-    strict = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "c.yaml", "--no-progress",
+    strict = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "c.yaml", "--no-progress",
                              "--strict", "--workdir", "strict-out"], cwd=tmp_path, capture_output=True, text=True,
                             timeout=300)
     assert strict.returncode == 1

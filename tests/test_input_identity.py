@@ -26,7 +26,7 @@ from warc_factory import Resp, html, write_warc
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
 
 
@@ -169,13 +169,17 @@ def plugins_version(stage_class: str) -> str:
     return load_stage_class(stage_class).version
 
 
-def test_a_file_gone_after_validation_fails_planning_naming_it(tmp_path, plugins):
+@pytest.mark.parametrize("block, key", [("content: {query_terms: terms.txt}", "query_terms"),
+                                        ("spin: {dictionary: [terms.txt]}", r"dictionary\.0")])
+def test_a_file_gone_after_validation_fails_planning_naming_it(tmp_path, plugins, block, key):
+    """Parameters are validated once, when the config is read: the planner takes the validated
+    model (it does not validate a detector's again without the config's folder), so a spin
+    dictionary gone since then is the same error as any input file, naming the key and the file."""
     (tmp_path / "terms.txt").write_text("casino\n")
-    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {demo: {seed: 0}}\n"
-                                     "detectors:\n  content: {query_terms: terms.txt}\n")
+    (tmp_path / "c.yaml").write_text(f"workdir: out\ninput: {{demo: {{seed: 0}}}}\ndetectors:\n  {block}\n")
     config = load_config(tmp_path / "c.yaml", plugins)
     (tmp_path / "terms.txt").unlink()
-    with pytest.raises(ConfigError, match=r"content: input file query_terms \(.*terms\.txt\): cannot read it"):
+    with pytest.raises(ConfigError, match=rf"stage {block.split(':')[0]}: input file {key} \(.*terms\.txt\): cannot read it"):
         plan_run(config, plugins)
 
 

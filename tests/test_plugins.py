@@ -24,7 +24,7 @@ FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spamflow.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spamflow_workflows", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
 
 
@@ -139,6 +139,32 @@ def test_external_plugin_adds_a_report_section_host_columns_and_evidence(install
     bad = cli("judge", "-c", "c.yaml", "--kinds", "host,nope", env=installed_plugin, cwd=tmp_path)
     assert bad.returncode == 2
     assert "choose from host, quilt, cluster, campaign, longpage" in bad.stderr
+
+
+def test_the_classifier_joins_a_declared_host_table_whatever_its_output_is_called(installed_plugin, tmp_path):
+    """The fixture declares its per-host table (output ``per_host``, not ``hosts``): run.json
+    carries the declaration and the classifier's join takes the table by it, knowing no detector."""
+    from spamflow_ensemble.tables import detector_host_tables, join_host_tables
+
+    write_warc(tmp_path / "a.warc.gz", [
+        Resp("http://a.example.com/1", html("t", "<p>" + "word " * 12 + "</p>")),
+        Resp("http://a.example.com/2", html("t", "<p>word</p>")), Resp("http://b.example.com/1", html("t", "<p>w</p>"))])
+    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz'], snapshot: s1}\n"
+                                     "detectors:\n  wordcount: {long_page: 3}\n")
+    out = cli("run", "-c", "c.yaml", "--no-progress", env=installed_plugin, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    stage = json.loads((tmp_path / "out" / "run.json").read_text())["stages"]["wordcount"]
+    assert stage["host_tables"] == {"per_host": {"key": ["snapshot", "host"], "features": {
+        "pages": {"description": "pages of the host", "evidence": False},
+        "long_pages": {"description": "pages over long_page words", "evidence": True, "above": 0.0}}}}
+    paths, without = detector_host_tables({"wordcount": {k: Path(v) for k, v in stage["outputs"].items()}},
+                                          {"wordcount": stage["host_tables"]})
+    assert without == []
+    table = join_host_tables(paths)
+    rows = {host: dict(zip(table.features, row.tolist())) for host, row in zip(table.host, table.X)}
+    # hand-worked: a has two pages, one long; b one short page
+    assert rows == {"a.example.com": {"wordcount.pages": 2.0, "wordcount.long_pages": 1.0},
+                    "b.example.com": {"wordcount.pages": 1.0, "wordcount.long_pages": 0.0}}
 
 
 def test_load_env_restricts_third_party_plugins(installed_plugin):

@@ -39,7 +39,7 @@ def test_quilt_sweep_command_writes_table1_and_figure3(tmp_path):
     write_warc(tmp_path / "a.warc.gz", [Resp(url, html("t", f"<p>{text}</p>")) for url, text in corpus])
     (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz'], snapshot: s1}\n"
                                      "detectors:\n  quilt: {foreign: domain}\n")
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "quilt-sweep", "-c", "c.yaml", "--pivot", "3,5,4,0.5",
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "quilt-sweep", "-c", "c.yaml", "--pivot", "3,5,4,0.5",
                           "--c", "2..5", "--k", "2,4"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     manifest = json.loads((tmp_path / "out" / "run.json").read_text())

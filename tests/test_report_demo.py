@@ -182,7 +182,7 @@ def test_spamflow_report_command_writes_the_report_of_run_json(demo_once, tmp_pa
 
     from spamflow.cli import demo_config_path
 
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "report", "-c", str(demo_config_path()), "--workdir",
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "report", "-c", str(demo_config_path()), "--workdir",
                           str(demo_once["workdir"]), "--out", str(tmp_path / "r"), "--title", "demo <seed 0>"],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr

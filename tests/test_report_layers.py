@@ -1,5 +1,6 @@
 """The layering (issue "Architecture: the framework knows no detector"): core (``spamflow/``)
-imports no plugin package and no workflow, read from the source with ``ast``; and the report
+imports no plugin package and no workflow, and no plugin imports the workflows or another
+plugin, read from the source with ``ast`` (every file, no list of allowed ones); and the report
 frame (``spamflow/report/*.py`` and its templates) names no built-in detector or evidence kind
 in its logic: every detector's part of the report is its plugin's, behind the report hooks."""
 
@@ -19,12 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "spamflow"
 REPORT = CORE / "report"
 
-KNOWN_EXCEPTIONS = {
-    # Other items of the same issue still move these: the CLI runs the DAG through the workflow
-    # package.  Remove a line when its import is gone.
-    ("spamflow/cli.py", "spamflow_workflows"),
-    ("spamflow/report/commands.py", "spamflow_workflows"),
-}
+PLUGINS = ROOT / "plugins"
+WORKFLOWS = ROOT / "workflows"
 
 
 def _packages(folder: Path) -> set[str]:
@@ -52,9 +49,88 @@ def _violations(root: Path, forbidden: set[str]) -> set[tuple[str, str]]:
 
 
 def test_core_imports_no_plugin_and_no_workflow():
-    forbidden = _packages(ROOT / "plugins") | _packages(ROOT / "workflows")
+    forbidden = _packages(PLUGINS) | _packages(WORKFLOWS)
     assert {"spamflow_quilt", "spamflow_hss", "spamflow_ensemble", "spamflow_workflows"} <= forbidden
-    assert _violations(CORE, forbidden) - KNOWN_EXCEPTIONS == set()
+    assert _violations(CORE, forbidden) == set()
+
+
+def test_no_plugin_imports_the_workflows_or_another_plugin():
+    plugins = _packages(PLUGINS)
+    assert {"spamflow_quilt", "spamflow_hss", "spamflow_ensemble", "spamflow_obvious"} <= plugins
+    found = set()
+    for plugin in sorted(plugins):
+        found |= _violations(PLUGINS / plugin, (plugins - {plugin}) | _packages(WORKFLOWS))
+    assert found == set()
+
+
+def test_the_fixture_plugin_keeps_the_layers_too():
+    """The third-party example imports only spamflow (and libraries), as docs/plugins.md shows."""
+    fixture = ROOT / "tests" / "fixtures" / "spamflow-wordcount"
+    assert _violations(fixture, _packages(PLUGINS) | _packages(WORKFLOWS)) == set()
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def core_import_graph(root: Path = CORE) -> dict[str, set[str]]:
+    """Core module -> the core modules it imports, at any depth (a lazy import in a function
+    still runs one module's code while the other is half-imported, or hides a knot)."""
+    modules = {_module_name(p): p for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found |= {m for m in (node.module, *(f"{node.module}.{a.name}" for a in node.names)) if m in modules}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in modules}
+        graph[name] = found - {name, "spamflow"}  # the package itself only holds the hookimpl marker
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of modules that import each other in a circle (strongly connected, Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_core_modules_import_each_other_in_no_circle():
+    """Was: plan -> stages.report -> report.records -> stage_runner -> plan, and
+    plugins -> hookspecs -> report.evidence -> plugins."""
+    assert import_cycles(core_import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
 
 
 def test_the_import_check_sees_imports_inside_functions(tmp_path):

@@ -183,13 +183,13 @@ def test_cli_run_reports_the_lines_and_strict_fails_naming_file_and_line(tmp_pat
                                         for i, text in enumerate(texts)])
     (tmp_path / "c.yaml").write_text(f"workdir: out\ninput: {{warc: ['*.warc.gz']}}\n"
                                      f"detectors:\n  spin: {{dictionary: ['{real_world}']}}\n")
-    lenient = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "c.yaml", "--no-progress",
+    lenient = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "c.yaml", "--no-progress",
                               "--local-scheduler"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert lenient.returncode == 0, lenient.stderr
     spin = json.loads((tmp_path / "out" / "run.json").read_text())["stages"]["spin"]
     assert spin["bad_records"] == _expected_bad(real_world) and spin["bad_records_total"] == 3
     assert spin["counts"]["bad_dictionary_no_head"] == 2 and spin["counts"]["bad_dictionary_not_utf8"] == 1
-    strict = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "c.yaml", "--no-progress",
+    strict = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "c.yaml", "--no-progress",
                              "--local-scheduler", "--strict", "--workdir", "strict-out"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=600)
     assert strict.returncode == 1

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_content import bm25, temporal
 from spamflow_content.corpus import CorpusStats, WordCounter
@@ -33,6 +34,7 @@ class ContentDetector(Detector):
     description = ("Content features per host (Web Spam Challenge 96-feature layout), BM25 host vectors and "
                    "their temporal change (Erdélyi et al.).")
     Params = ContentParams
+    host_tables = (PerHostTable("hosts"),)  # the WSC content features; see docs/content.md
     requires = ("parse",)
 
     def run(self, ctx: StageContext) -> StageResult:

@@ -134,16 +134,16 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
         from spamflow.config import load_config
         from spamflow.plugins import get_plugins
         from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
-        from spamflow_workflows import run_for_command
 
         plugins = get_plugins()
         config = load_config(args.config, plugins, workdir=args.workdir)
         targets = [n for n in config.detectors if n != "classify"]
-        _, manifest = run_for_command(command, config, plugins, set(targets) or {"parse"})
+        _, manifest = args.run_stages(command, config, plugins, set(targets) or {"parse"})
         if manifest is None:
             raise SystemExit(1)
         stages = {n: {k: Path(v) for k, v in manifest["stages"][n]["outputs"].items()} for n in [*targets, "parse"]}
-        paths, _ = detector_host_tables({n: v for n, v in stages.items() if n != "parse"})
+        paths, _ = detector_host_tables({n: v for n, v in stages.items() if n != "parse"},
+                                        {n: manifest["stages"][n].get("host_tables", {}) for n in targets})
         table = join_host_tables(paths)
         return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config), stages
     if not args.table:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from spamflow.detector import Detector, DetectorParams, InputFile, InputPath, StageContext, StageResult
 from spamflow.errors import BadInputError
+from spamflow.per_host import host_schema
 from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
 from spamflow_ensemble.evaluation import baseline_forest, roc
@@ -32,14 +33,12 @@ from spamflow_ensemble.persist import save_model
 from spamflow_ensemble.selection import EnsembleSelection, spam_probability
 from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
 
-SCORES_SCHEMA = pa.schema([
-    pa.field("snapshot", pa.string(), nullable=False),
-    pa.field("host", pa.string(), nullable=False),
+SCORES_SCHEMA = host_schema(
     pa.field("score", pa.float64(), nullable=False),
     pa.field("label", pa.string(), nullable=False),
     pa.field("true_label", pa.string()),
     pa.field("evidence", pa.string(), nullable=False),
-])
+)
 
 
 class ClassifyParams(DetectorParams):
@@ -90,7 +89,7 @@ def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = Fal
                              progress=progress)
 
 
-class Classify(Detector):
+class ClassifyDetector(Detector):
     name = "classify"
     version = "2"  # 2: model.skops holds the chosen models only, compressed (format_version 2)
     description = ("Ensemble selection over a scikit-learn model library trained per detector's host features: "
@@ -108,7 +107,7 @@ class Classify(Detector):
         p = ctx.params
         assert isinstance(p, ClassifyParams)
         detectors = {n: s.outputs for n, s in ctx.inputs.items() if n not in ("parse", "demo")}
-        paths, without = detector_host_tables(detectors)
+        paths, without = detector_host_tables(detectors, {n: ctx.inputs[n].host_tables for n in detectors})
         if not paths:
             raise BadInputError(f"classify: none of the stages {sorted(detectors)} has a per-host table (hosts)")
         table = join_host_tables(paths)
@@ -205,4 +204,7 @@ class Classify(Detector):
         pq.write_table(out, ctx.outdir / "scores.parquet")
 
 
-__all__ = ["GROUP_BY", "Classify", "ClassifyParams", "estimator_from"]
+Classify = ClassifyDetector
+"""The old name (detector classes are named ``<Stage>Detector``); kept for existing imports."""
+
+__all__ = ["GROUP_BY", "Classify", "ClassifyDetector", "ClassifyParams", "estimator_from"]

@@ -17,9 +17,9 @@ __all__ += ["spamflow_report_host_columns", "spamflow_report_section"]
 
 @hookimpl
 def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
-    from spamflow_ensemble.detector import Classify
+    from spamflow_ensemble.detector import ClassifyDetector
 
-    register(Classify)
+    register(ClassifyDetector)
 
 
 @hookimpl

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -227,12 +228,23 @@ def merge_tables(tables: list[FeatureTable]) -> FeatureTable:
                         labels if has_labels else None, skipped)
 
 
-def detector_host_tables(stages: dict[str, dict[str, Path]]) -> tuple[dict[str, tuple[Path, str]], list[str]]:
-    """The per-host Parquet tables of detector stages (``hosts``; links' ``temporal`` too), as
-    :func:`join_host_tables` takes them, and the stages that have none."""
+def detector_host_tables(stages: dict[str, dict[str, Path]], declared: dict[str, dict[str, Any]] | None = None
+                         ) -> tuple[dict[str, tuple[Path, str]], list[str]]:
+    """The per-host Parquet tables of detector stages, as :func:`join_host_tables` takes them,
+    and the stages that have none.
+
+    A stage's ``declared`` per-host tables (``host_tables`` of its record, :mod:`spamflow.per_host`)
+    are taken as declared: the first is the group named after the stage, each other
+    ``<stage>_<output>``.  A stage that declares none (a record written before declarations)
+    is read by the old rule: its ``hosts`` output, and links' ``temporal`` with ``snapshot_t1``."""
     tables: dict[str, tuple[Path, str]] = {}
     without: list[str] = []
     for stage, outputs in stages.items():
+        own = (declared or {}).get(stage) or {}
+        if own:
+            for n, (output, spec) in enumerate(own.items()):
+                tables[stage if n == 0 else f"{stage}_{output}"] = (Path(outputs[output]), spec["key"][0])
+            continue
         hosts = outputs.get("hosts")
         if hosts is None or not str(hosts).endswith(".parquet"):
             without.append(stage)

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
 from spamflow_hss.cluster_table import centroid, rank_key
 from spamflow_hss.fingerprint_table import (
@@ -42,14 +43,12 @@ ASSIGNMENT_SCHEMA = pa.schema([
     pa.field("similarity_to_centroid", pa.float64()),
 ])
 
-HOST_SCHEMA = pa.schema([
-    pa.field("snapshot", pa.string(), nullable=False),
-    pa.field("host", pa.string(), nullable=False),
+HOST_SCHEMA = host_schema(
     pa.field("pages", pa.int64(), nullable=False),
     pa.field("largest_cluster_size", pa.int64(), nullable=False),
     pa.field("largest_cluster_domains", pa.int64(), nullable=False),
     pa.field("multi_domain_fraction", pa.float64(), nullable=False),
-])
+)
 
 
 class HSSDetector(Detector):
@@ -58,6 +57,11 @@ class HSSDetector(Detector):
     description = ("Urvoy et al.'s Hidden Style Similarity: min-sampling fingerprints of the HTML noise and "
                    "probe/check clustering of pages made from one template, across domains.")
     Params = HSSParams
+    host_tables = (PerHostTable("hosts", (
+        HostFeature("pages", "pages of the host"),
+        HostFeature("largest_cluster_size", "pages in the largest cluster holding one of the host's pages"),
+        HostFeature("largest_cluster_domains", "a cluster over 2+ domains", evidence=True, above=1),
+        HostFeature("multi_domain_fraction", "fraction of the host's pages in clusters over 2+ domains"))),)
     requires = ("parse",)
     uses_mapreduce = True  # with mapreduce: true, fingerprints come from the mr_fingerprint job
 

@@ -33,9 +33,8 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
-    from spamflow.manifest import write_manifest
+    from spamflow.manifest import add_command_entry
     from spamflow.plugins import get_plugins
-    from spamflow_workflows import run_for_command
 
     plugins = get_plugins()
     config = load_config(args.config, plugins, workdir=args.workdir)
@@ -43,7 +42,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"spamflow hss similar: {args.config} does not enable the hss detector; add `hss: {{}}` "
               "under detectors:", file=sys.stderr)
         return 2
-    _settings, manifest = run_for_command("hss similar", config, plugins, {"hss"})
+    _settings, manifest = args.run_stages("hss similar", config, plugins, {"hss"})
     if manifest is None:
         return 1
     stage = manifest["stages"]["hss"]
@@ -64,13 +63,12 @@ def run_command(args: argparse.Namespace) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     pq.write_table(ranked, outdir / "ranking.parquet")
     plot_curve(ranked, outdir / "figure4.png", f"HS-similarity to {reference['url']} ({reference['snapshot']})")
-    manifest["stages"]["hss_similar"] = {
+    manifest_path = add_command_entry(config.workdir, "hss_similar", {
         "outputs": {"ranking": str(outdir / "ranking.parquet"), "figure4": str(outdir / "figure4.png")},
         "params": {"page": args.page, "doc_id": reference["doc_id"], "snapshot": args.snapshot},
-        "counts": {"pages": ranked.num_rows}, "seconds": round(time.time() - started, 3), "complete": True,
-        "ran_now": True, "signature": stage["signature"], "directory": str(outdir),
-        "requires": {"hss": stage["signature"]}}
-    manifest_path = write_manifest(config.workdir, manifest)
+        "counts": {"pages": ranked.num_rows}, "seconds": round(time.time() - started, 3),
+        "signature": stage["signature"], "directory": str(outdir), "requires": {"hss": stage["signature"]}},
+        command="hss similar")
     print(f"{'rank':>6} {'sim_b':>6}  url")
     for r in ranked.slice(0, args.top).to_pylist():
         print(f"{r['rank']:>6} {r['sim_b']:>6.3f}  {r['url']} ({r['snapshot']})")

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import registered_domain
+from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_links.hostgraph import HostGraph, build_host_graph, node_index
 from spamflow_links.params import LinksParams
@@ -47,13 +48,15 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None) -
     return index, graphs
 
 
-class LinkFeatures(Detector):
+class LinksDetector(Detector):
     name = "links"
     version = "2"  # 2: the ranks walk the 0/1 host graph, as documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
                    "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank and change(u) "
                    "between consecutive snapshots.")
     Params = LinksParams
+    host_tables = (PerHostTable("hosts"),  # its columns depend on the parameters: every numeric one is a feature
+                   PerHostTable("temporal", snapshot_column="snapshot_t1", optional=True))
     requires = ("parse",)
 
     def run(self, ctx: StageContext) -> StageResult:
@@ -124,3 +127,7 @@ class LinkFeatures(Detector):
             outputs["temporal"] = "temporal.parquet"
         Path(ctx.outdir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
         return StageResult(outputs=outputs, counts=counts)
+
+
+LinkFeatures = LinksDetector
+"""The old name (detector classes are named ``<Stage>Detector``); kept for existing imports."""

@@ -17,6 +17,6 @@ __all__ += ["spamflow_report_host_columns", "spamflow_report_section"]
 
 @hookimpl
 def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
-    from spamflow_links.detector import LinkFeatures
+    from spamflow_links.detector import LinksDetector
 
-    register(LinkFeatures)
+    register(LinksDetector)

@@ -8,13 +8,12 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.per_host import HostFeature, PerHostTable, host_schema
 
-HOST_FEATURE_SCHEMA = pa.schema([
-    pa.field("snapshot", pa.string(), nullable=False),
-    pa.field("host", pa.string(), nullable=False),
+HOST_FEATURE_SCHEMA = host_schema(
     pa.field("number_of_pages", pa.int64(), nullable=False),
     pa.field("length_of_hostname", pa.int64(), nullable=False),
-])
+)
 
 
 def obvious_features(pages: pa.Table) -> pa.Table:
@@ -29,11 +28,13 @@ def obvious_features(pages: pa.Table) -> pa.Table:
     return table.sort_by([("snapshot", "ascending"), ("host", "ascending")])
 
 
-class ObviousFeatures(Detector):
+class ObviousDetector(Detector):
     name = "obvious"
     version = "1"
     description = "Web Spam Challenge obvious host features: number_of_pages, length_of_hostname."
     requires = ("parse",)
+    host_tables = (PerHostTable("hosts", (HostFeature("number_of_pages", "pages of the host in the snapshot"),
+                                          HostFeature("length_of_hostname", "characters of the host name"))),)
 
     def run(self, ctx: StageContext) -> StageResult:
         pages = ds.dataset(ctx.inputs["parse"]["pages"], format="parquet").to_table(columns=["snapshot", "host"])
@@ -41,3 +42,7 @@ class ObviousFeatures(Detector):
         pq.write_table(table, ctx.outdir / "hosts.parquet")
         return StageResult(outputs={"hosts": "hosts.parquet"},
                            counts={"hosts": table.num_rows, "pages": pages.num_rows})
+
+
+ObviousFeatures = ObviousDetector
+"""The old name (detector classes are named ``<Stage>Detector``); kept for existing imports."""

@@ -14,6 +14,6 @@ __all__ += ["spamflow_report_host_columns"]
 
 @hookimpl
 def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
-    from spamflow_obvious.features import ObviousFeatures
+    from spamflow_obvious.features import ObviousDetector
 
-    register(ObviousFeatures)
+    register(ObviousDetector)

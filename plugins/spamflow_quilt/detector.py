@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.html_text import absolute_url
 from spamflow.mr import run_job
+from spamflow.per_host import HostFeature, PerHostTable
 from spamflow_quilt.mr_base import FLUSH_ROWS
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.mr_patch_fraction import MRPatchFraction
@@ -120,6 +121,9 @@ class QuiltDetector(Detector):
     version = "2"  # 2: job (c) collapses copies (its intermediate rows gained the gram set)
     description = "Najork's (k, m, c, theta)-quilted pages and their source pages, as mrjob MapReduce jobs."
     Params = QuiltParams
+    host_tables = (PerHostTable("hosts", (HostFeature("pages", "pages of the host"),
+                                          HostFeature("quilted_pages", "quilted pages", evidence=True),
+                                          HostFeature("quilted_fraction", "quilted_pages / pages"))),)
     requires = ("parse",)
     uses_mapreduce = True
 

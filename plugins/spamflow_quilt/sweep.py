@@ -14,7 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow.dataset as ds
+from pydantic import ValidationError
 
+from spamflow.errors import ConfigError
 from spamflow_quilt.detector import find_quilts, shingled
 from spamflow_quilt.params import QuiltParams
 
@@ -43,14 +45,24 @@ def parse_values(text: str, kind: type) -> list:
 
 
 def sweep_points(pivot: QuiltParams, ranges: Mapping[str, Sequence]) -> list[QuiltParams]:
-    """The pivot, then each parameter's values with the others held at the pivot."""
+    """The pivot, then each parameter's values with the others held at the pivot.  Each point
+    is validated as the detector's parameters are (``theta`` 7.0 is refused, naming ``--theta``)."""
     points = [pivot]
     for name in SWEPT:
         for value in ranges.get(name, ()):
-            point = pivot.model_copy(update={name: value})
+            point = sweep_point(pivot, name, value)
             if point not in points:
                 points.append(point)
     return points
+
+
+def sweep_point(pivot: QuiltParams, name: str, value: object) -> QuiltParams:
+    """``pivot`` with ``name`` set to ``value``, validated (``model_copy(update=)`` would not)."""
+    try:
+        return QuiltParams.model_validate({**pivot.model_dump(), name: value})
+    except ValidationError as exc:
+        why = "; ".join(e["msg"] for e in exc.errors())
+        raise ConfigError(f"quilt-sweep: --{name} {value}: {why}") from None
 
 
 def run_sweep(pages: Path, work: Path, points: Iterable[QuiltParams], runner: str,

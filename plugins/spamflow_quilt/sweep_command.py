@@ -7,6 +7,9 @@ import json
 import time
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from spamflow.errors import ConfigError
 from spamflow_quilt.params import QuiltParams
 from spamflow_quilt.sweep import parse_values, plot_figure3, run_sweep, sweep_points, write_table
 
@@ -34,26 +37,43 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_command)
 
 
+def parse_pivot(text: str, *, foreign: str, phi: float | None) -> QuiltParams:
+    """``--pivot k,m,c,theta`` as validated parameters; anything else is an error naming the flag."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 4:
+            raise ValueError(f"give four values k,m,c,theta, not {len(parts)}")
+        k, m, c, theta = parts
+        return QuiltParams.model_validate({"k": int(k), "m": int(m), "c": int(c), "theta": float(theta),
+                                           "foreign": foreign, "phi": phi})
+    except ValidationError as exc:
+        raise ConfigError(f"quilt-sweep: --pivot {text}: {'; '.join(e['msg'] for e in exc.errors())}") from None
+    except ValueError as exc:
+        raise ConfigError(f"quilt-sweep: --pivot {text}: {exc}") from None
+
+
 def run_command(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
-    from spamflow.manifest import write_manifest
+    from spamflow.manifest import add_command_entry
     from spamflow.plan import signature
     from spamflow.plugins import get_plugins
-    from spamflow_workflows import run_for_command
 
     plugins = get_plugins()
     config = load_config(args.config, plugins, workdir=args.workdir)
-    settings, manifest = run_for_command("quilt-sweep", config, plugins, {"parse"})
+    configured = config.detectors.get("quilt")
+    pivot = parse_pivot(args.pivot, foreign=args.foreign or getattr(configured, "foreign", "none"), phi=args.phi)
+    ranges = {}
+    for name in ("k", "m", "c", "theta"):
+        if value := getattr(args, name):
+            try:
+                ranges[name] = parse_values(value, float if name == "theta" else int)
+            except ValueError as exc:
+                raise ConfigError(f"quilt-sweep: --{name} {value}: {exc}") from None
+    points = sweep_points(pivot, ranges)  # validated before any stage runs
+    settings, manifest = args.run_stages("quilt-sweep", config, plugins, {"parse"})
     if manifest is None:
         return 1
     parse = manifest["stages"]["parse"]
-    configured = config.detectors.get("quilt")
-    k, m, c, theta = args.pivot.split(",")
-    pivot = QuiltParams(k=int(k), m=int(m), c=int(c), theta=float(theta),
-                        foreign=args.foreign or getattr(configured, "foreign", "none"), phi=args.phi)
-    ranges = {name: parse_values(value, float if name == "theta" else int)
-              for name in ("k", "m", "c", "theta") if (value := getattr(args, name))}
-    points = sweep_points(pivot, ranges)
     params = {"points": [p.model_dump() for p in points]}
     sig = signature("quilt_sweep", SWEEP_VERSION, params, {"parse": parse["signature"]})
     outdir = config.workdir / "sweeps" / f"quilt_sweep-{sig}"
@@ -63,12 +83,10 @@ def run_command(args: argparse.Namespace) -> int:
                      points, settings.runner, settings.runner_args, workers=settings.workers)
     write_table(rows, outdir / "table1.csv")
     plot_figure3(rows, outdir / "figure3.png")
-    manifest["stages"]["quilt_sweep"] = {
+    manifest_path = add_command_entry(config.workdir, "quilt_sweep", {
         "outputs": {"table1": str(outdir / "table1.csv"), "figure3": str(outdir / "figure3.png")},
         "params": params, "counts": {"points": len(points)}, "seconds": round(time.time() - started, 3),
-        "complete": True, "ran_now": True, "signature": sig, "directory": str(outdir),
-        "requires": {"parse": parse["signature"]}}
-    manifest_path = write_manifest(config.workdir, manifest)
+        "signature": sig, "directory": str(outdir), "requires": {"parse": parse["signature"]}}, command="quilt-sweep")
     print(f"{'varied':<7} {'k':>3} {'m':>5} {'c':>3} {'theta':>6} {'quilted':>8} {'%':>8} {'sources':>8}")
     for r in rows:
         print(f"{r['varied']:<7} {r['k']:>3} {r['m']:>5} {r['c']:>3} {r['theta']:>6} {r['quilted']:>8} "

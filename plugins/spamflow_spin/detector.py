@@ -4,7 +4,6 @@ candidate pairs (mrjob) → immutable Jaccard → mutable verifier → campaigns
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,8 +16,10 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 from xxhash import xxh3_64_intdigest
 
+from spamflow.atomic import atomic_path
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
+from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
@@ -29,9 +30,7 @@ from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
 from spamflow_spin.verifier import mutable_overlap
 
-HOST_SCHEMA = pa.schema([
-    pa.field("snapshot", pa.string(), nullable=False),
-    pa.field("host", pa.string(), nullable=False),
+HOST_SCHEMA = host_schema(
     pa.field("pages", pa.int64(), nullable=False),
     pa.field("campaign_pages", pa.int64(), nullable=False),
     pa.field("campaign_fraction", pa.float64(), nullable=False),
@@ -42,7 +41,7 @@ HOST_SCHEMA = pa.schema([
     pa.field("max_campaign_hosts", pa.int64(), nullable=False),
     pa.field("promoted_by_campaigns", pa.int64(), nullable=False),
     pa.field("is_promoted", pa.bool_(), nullable=False),
-])
+)
 
 
 @dataclass
@@ -76,11 +75,9 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
     """Pairs of pages that may reach the immutable threshold (the mrjob jobs, prefix filtering)."""
     work.mkdir(parents=True, exist_ok=True)
     lines = work / "immutables.tsv"
-    tmp = work / f".immutables.tsv.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_path(lines) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for doc, part in partitions.items():
             fh.write(f"{doc}\t{' '.join(part.immutables)}\n")
-    tmp.replace(lines)
     found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
                             min_shared=params.min_shared, runner=runner, runner_args=runner_args)
     counts["immutables_dropped_popular"] += found.dropped
@@ -195,6 +192,17 @@ class SpinDetector(Detector):
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams
+    host_tables = (PerHostTable("hosts", (
+        HostFeature("pages", "pages of the host"),
+        HostFeature("campaign_pages", "campaign pages", evidence=True),
+        HostFeature("campaign_fraction", "campaign_pages / pages"),
+        HostFeature("spun_pages", "pages in a spun pair"),
+        HostFeature("duplicate_pages", "pages in a duplicate pair"),
+        HostFeature("campaigns", "campaigns with a page on the host"),
+        HostFeature("max_campaign_articles", "articles of the largest such campaign"),
+        HostFeature("max_campaign_hosts", "hosts of the largest such campaign"),
+        HostFeature("promoted_by_campaigns", "campaigns that promote the host"),
+        HostFeature("is_promoted", "some campaign promotes the host"))),)
     requires = ("parse",)
     uses_mapreduce = True
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
 import tempfile
 import zipfile
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from mrjob.job import MRJob
 
+from spamflow.atomic import atomic_path
 from spamflow.errors import SpamflowError
 
 logging.getLogger("mrjob.conf").setLevel(logging.ERROR)  # "No configs specified" on every --no-conf run
@@ -59,15 +59,12 @@ def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, run
         argv += ["--py-files", str(package_zip(job_class.__module__.split(".")[0]))]
     argv += [str(p) for p in inputs]
     job = job_class(args=argv)
-    tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
     try:
-        with job.make_runner() as mr_runner:
+        with job.make_runner() as mr_runner, atomic_path(output) as tmp:
             mr_runner.run()
             with open(tmp, "wb") as fh:
                 for chunk in mr_runner.cat_output():
                     fh.write(chunk)
-        os.replace(tmp, output)
     except Exception as exc:
-        tmp.unlink(missing_ok=True)
         raise SpamflowError(f"MapReduce job {job_class.__name__} failed on the {runner!r} runner: {exc}") from exc
     return output

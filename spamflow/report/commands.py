@@ -12,9 +12,10 @@ from typing import Any
 def judge_kinds() -> tuple[str, ...]:
     """What ``spamflow judge`` can show: hosts, then the kinds of evidence the loaded plugins
     declare (``spamflow_report_evidence_kinds``), in report order."""
+    from spamflow.plugins import get_plugins
     from spamflow.report.evidence import evidence_kinds
 
-    return tuple(evidence_kinds())
+    return tuple(evidence_kinds(get_plugins()))
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -44,11 +45,10 @@ def _run_stages(command: str, args: argparse.Namespace) -> tuple[Any, dict[str, 
     from spamflow.config import load_config
     from spamflow.plan import plan_run
     from spamflow.plugins import get_plugins
-    from spamflow_workflows import run_for_command
 
     plugins = get_plugins()
     config = load_config(args.config, plugins, workdir=args.workdir)
-    _settings, manifest = run_for_command(command, config, plugins, set(plan_run(config, plugins)))
+    _settings, manifest = args.run_stages(command, config, plugins, set(plan_run(config, plugins)))
     return config, manifest
 
 

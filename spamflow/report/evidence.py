@@ -49,14 +49,10 @@ class EvidenceSet:
         return max(0, self.total - len(self.items))
 
 
-def evidence_kinds(plugins: Any = None) -> dict[str, str]:
+def evidence_kinds(plugins: Any) -> dict[str, str]:
     """Every kind of evidence, with its plural: hosts first, then the kinds the plugins declare
     (``spamflow_report_evidence_kinds``) in the order the plugins were loaded (built-ins first).
-    ``plugins``: a plugin manager (default: the CLI's)."""
-    if plugins is None:
-        from spamflow.plugins import get_plugins
-
-        plugins = get_plugins()
+    ``plugins``: a plugin manager (:class:`spamflow.plugins.SpamflowPlugins`)."""
     kinds = {HOST_KIND: "hosts"}
     for declared in reversed(plugins.pm.hook.spamflow_report_evidence_kinds()):  # pluggy calls the last first
         for kind, plural in (declared or {}).items():

@@ -44,3 +44,27 @@ class HostColumns:
     headline: tuple[str, ...] | None = None
     fired: FiredRule | None = None
     scores: dict[HostKey, HostScore] | None = None
+
+
+def host_table_output(record: dict[str, Any]) -> str:
+    """The output the host table shows for a stage: its first declared per-host table keyed by
+    ``snapshot`` (``host_tables`` of its record), else the one named ``hosts``."""
+    for output, spec in (record.get("host_tables") or {}).items():
+        if spec.get("key", ["snapshot"])[0] == "snapshot":
+            return str(output)
+    return "hosts"
+
+
+def declared_columns(record: dict[str, Any]) -> HostColumns | None:
+    """How a stage whose plugin answers no ``spamflow_report_host_columns`` appears, from its
+    declared per-host table: its evidence features (else its first three declared features) as
+    the headline, fired when the first evidence feature is above zero.  None if it declares none."""
+    spec = (record.get("host_tables") or {}).get(host_table_output(record))
+    if not spec or not spec.get("features"):
+        return None
+    features = spec["features"]
+    evidence = [name for name, f in features.items() if f.get("evidence")]
+    headline = tuple(evidence or list(features)[:3])
+    first = features[evidence[0]] if evidence else None
+    fired = FiredRule(evidence[0], first.get("above", 0), first["description"]) if first else None
+    return HostColumns(headline, fired)

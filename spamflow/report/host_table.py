@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spamflow.report.evidence import HostKey
-from spamflow.report.host_columns import HostColumns
+from spamflow.report.host_columns import HostColumns, host_table_output
 
 __all__ = ["HostKey", "HostRow", "HostTable", "build_host_table"]
 
@@ -67,7 +67,7 @@ def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, lis
 
     columns: list[str] = []
     for stage, record in stages.items():
-        path = record.get("outputs", {}).get("hosts")
+        path = record.get("outputs", {}).get(host_table_output(record))
         if not path or not str(path).endswith(".parquet") or not Path(path).is_file():
             continue
         table = pq.read_table(path)

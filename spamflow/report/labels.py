@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from spamflow.atomic import atomic_path
 from spamflow.errors import SpamflowError
 
 LABELS = ("spam", "nonspam", "unsure")
@@ -68,14 +69,12 @@ class LabelStore:
         return {k.removeprefix("host:"): v for k, v in self.labels.items() if k.startswith("host:")}
 
     def _write_hosts(self) -> None:
-        tmp = self.csv.with_suffix(".csv.tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        with atomic_path(self.csv) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh, lineterminator="\n")  # quotes a host with a comma or quote
             writer.writerow(["host", "label"])
             writer.writerows(sorted(self.host_labels().items()))
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, self.csv)
         directory = os.open(self.folder, os.O_RDONLY)
         try:
             os.fsync(directory)

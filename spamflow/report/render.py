@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import spamflow
+from spamflow.atomic import write_text_atomic
 from spamflow.errors import SpamflowError
 from spamflow.report.evidence import HOST_KIND, Evidence, EvidenceSet, evidence_kinds
-from spamflow.report.host_columns import HostColumns
+from spamflow.report.host_columns import HostColumns, declared_columns
 from spamflow.report.host_table import HostTable, build_host_table
 from spamflow.report.section import ReportSection
 from spamflow.report.sections import environment, host_evidence, host_links
@@ -86,9 +87,10 @@ def gather(stages: dict[str, dict[str, Any]], max_items: int, max_hosts: int, pl
                                 f"stage {name!r}; spamflow_report_evidence must return None for a stage that is not "
                                 "its plugin's")
         found += [(name, r) for _, r in results]
-        columns = answers(plugins, "spamflow_report_host_columns", HostColumns, stage=name, record=record)
+        columns = [c for _, c in answers(plugins, "spamflow_report_host_columns", HostColumns, stage=name,
+                                         record=record)] or [c for c in (declared_columns(record),) if c]
         if columns:
-            declared[name] = columns[0][1]
+            declared[name] = columns[0]
     order = list(kinds)
     found.sort(key=lambda item: order.index(item[1].kind) if item[1].kind in kinds else len(order))
     sets = dict(found)
@@ -134,9 +136,7 @@ def write_report(stages: dict[str, dict[str, Any]], outdir: Path, *, title: str,
         sections=sections, title=title, version=spamflow.__version__,
         generated=datetime.now(UTC).isoformat(timespec="seconds"))
     path = outdir / "index.html"
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, html)
     counts = {"sections": len(sections), "hosts_shown": len(gathered.hosts.rows),
               "hosts_not_shown": gathered.hosts.hidden}
     plurals = {**gathered.kinds, **{s.kind: s.kind + "s" for s in gathered.sets.values()

@@ -7,7 +7,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import luigi
@@ -15,20 +14,14 @@ import luigi
 from spamflow.config import Config
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
-from spamflow.manifest import build_manifest, write_manifest
+from spamflow.manifest import RUN_MANIFEST, build_manifest, read_manifest, write_manifest
 from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
+from spamflow.runs import RunOutcome, StageRunner
 from spamflow.stage_runner import is_complete
-from spamflow_workflows.stage_task import FAILURES, StageTask
+from spamflow_workflows.stage_task import FAILURES, StageTask, settings_to_json
 
-
-@dataclass
-class RunOutcome:
-    ok: bool
-    status: str  # Luigi's summary status, e.g. SUCCESS, FAILED
-    manifest: Path
-    summary: str
-    errors: dict[str, str]  # failed stage -> message
+__all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "run_pipeline"]
 
 
 def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSettings,
@@ -39,9 +32,7 @@ def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSetti
         needed = set(plan) - targets
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
     return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
-                      runner=settings.runner, runner_args=settings.runner_args, workers=settings.workers,
-                      strict=settings.strict,
-                      progress=settings.progress)
+                      settings_json=settings_to_json(settings))
             for name, stage in plan.items() if name not in needed]
 
 
@@ -69,9 +60,22 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     ran = {name for name, stage in plan.items() if name not in before and is_complete(stage)}
     manifest = build_manifest(plan, status="success" if ok else "failed", started=started,
                               config_path=str(config.path) if config.path else None, ran=ran,
-                              errors=dict(FAILURES))
+                              errors=dict(FAILURES), previous=previous_manifest(config.workdir))
     path = write_manifest(config.workdir, manifest)
     return RunOutcome(ok, result.status.name, path, result.summary_text, dict(FAILURES))
+
+
+def previous_manifest(workdir: Path) -> dict | None:
+    """The run.json a new one replaces (its command entries are kept); an unreadable one is
+    said on stderr and replaced whole."""
+    if not (workdir / RUN_MANIFEST).is_file():
+        return None
+    try:
+        return read_manifest(workdir)
+    except (OSError, ValueError) as exc:
+        print(f"spamflow: {workdir / RUN_MANIFEST}: unreadable ({exc}); writing a new one without the entries "
+              "commands added to it", file=sys.stderr)
+        return None
 
 
 def check_scheduler(host: str, port: int) -> None:
@@ -105,18 +109,6 @@ def check_scheduler(host: str, port: int) -> None:
 
 def run_for_command(command: str, config: Config, plugins: SpamflowPlugins,
                     targets: set[str]) -> tuple[RunSettings, dict | None]:
-    """What a subcommand (``spamflow quilt-sweep``, ``spamflow hss similar``) needs before its
-    own work: ``targets`` and the stages they read, run with the config's settings.
-
-    Returns the settings and the contents of run.json, or None for the latter after saying
-    on stderr which stage failed and where run.json is."""
-    model = config.model
-    settings = RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
-                           workers=model.workers, strict=model.strict)
-    outcome = run_pipeline(config, plugins, settings, targets=targets)
-    if not outcome.ok:
-        failed = ", ".join(sorted(outcome.errors)) or ", ".join(sorted(targets))
-        print(f"spamflow {command}: stage {failed} failed; see {outcome.manifest}", file=sys.stderr)
-        return settings, None
-    return settings, json.loads(outcome.manifest.read_text())
-
+    """The old entry point of a command that runs stages (kept for callers outside spamflow):
+    what ``args.run_stages`` does, with the config's settings."""
+    return StageRunner(run_pipeline)(command, config, plugins, targets)

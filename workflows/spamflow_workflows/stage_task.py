@@ -6,6 +6,7 @@ without reading YAML or loading plugins, and execution knobs never change a task
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from functools import cached_property
@@ -16,7 +17,7 @@ from luigi.parameter import ParameterVisibility
 
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
-from spamflow.plan import PlannedStage
+from spamflow.planned import PlannedStage
 from spamflow.stage_runner import STAGE_RECORD, run_stage
 
 FAILURES: dict[str, str] = {}
@@ -36,16 +37,22 @@ class _NoTracebackForInputErrors(logging.Filter):
 logging.getLogger("luigi-interface").addFilter(_NoTracebackForInputErrors())
 
 
+def settings_to_json(settings: RunSettings) -> str:
+    return json.dumps(dataclasses.asdict(settings))
+
+
+def settings_from_json(text: str) -> RunSettings:
+    fields = json.loads(text)
+    return RunSettings(**{**fields, "runner_args": tuple(fields.get("runner_args", ()))})
+
+
 class StageTask(luigi.Task):
     stage = luigi.Parameter(description="stage name, as in run.json")
     signature = luigi.Parameter(description="hash of the stage's parameters and upstream signatures")
     workdir = luigi.Parameter(description="the run's work directory: the same stage in two workdirs is two tasks")
     plan_json = luigi.Parameter(significant=False, visibility=ParameterVisibility.PRIVATE)
-    runner = luigi.Parameter(default="inline", significant=False)
-    runner_args = luigi.ListParameter(default=(), significant=False)
-    workers = luigi.IntParameter(default=1, significant=False)
-    strict = luigi.BoolParameter(default=False, significant=False)
-    progress = luigi.OptionalBoolParameter(default=None, significant=False)
+    settings_json = luigi.Parameter(default="{}", significant=False,
+                                    description="the run's RunSettings as JSON: how stages run, never what they make")
 
     @cached_property
     def plan(self) -> dict[str, PlannedStage]:
@@ -56,8 +63,7 @@ class StageTask(luigi.Task):
         return self.plan[self.stage]
 
     def settings(self) -> RunSettings:
-        return RunSettings(runner=self.runner, runner_args=tuple(self.runner_args), workers=self.workers,
-                           strict=self.strict, progress=self.progress)
+        return settings_from_json(self.settings_json)
 
     def requires(self) -> list[StageTask]:
         return [self.clone(stage=name, signature=sig) for name, sig in self.planned.requires.items()]
