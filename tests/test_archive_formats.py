@@ -293,7 +293,7 @@ def test_spamflow_run_over_archives_of_every_kind(tmp_path):
     one.write_bytes(gzip.compress(plain))
     write_warc(tmp_path / "fine.warc.gz", [Resp("http://f.example.com/", html("F", "<p>fine</p>"))])
     (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz', '*.arc.gz']}\n")
-    run = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "c.yaml", "--no-progress"],
+    run = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "c.yaml", "--no-progress"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     manifest = json.loads((tmp_path / "out" / "run.json").read_text())

@@ -43,7 +43,7 @@ def test_train_command_says_so_in_one_line(tmp_path):
     pq.write_table(pa.table({"host": hosts, "x": [float(i) for i in range(12)]}), tmp_path / "t.parquet")
     (tmp_path / "labels.csv").write_text("host,label\n" + "".join(f"{h},{'spam' if i < 4 else 'nonspam'}\n"
                                                                  for i, h in enumerate(hosts)))
-    out = subprocess.run([sys.executable, "-m", "spamflow.cli", "train", "--table", str(tmp_path / "t.parquet"),
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "train", "--table", str(tmp_path / "t.parquet"),
                           "--labels", str(tmp_path / "labels.csv"), "-o", str(tmp_path / "m.skops")],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode != 0

@@ -56,7 +56,7 @@ def test_spamflow_run_on_common_crawl_and_clueweb09_files(tmp_path):
         f"workdir: out\ninput: {{warc: ['{common_crawl}', '{clueweb}']}}\nmapreduce: {{runner: inline}}\nworkers: 1\n"
         "detectors:\n" + "".join(f"  {d}: {{}}\n" for d in DETECTORS[:-1])
         + "  spin: {dictionary: ['package:spamflow.demo/texts/spin-dictionary.txt']}\n")
-    done = subprocess.run([sys.executable, "-m", "spamflow.cli", "run", "-c", "c.yaml", "--no-progress"],
+    done = subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", "c.yaml", "--no-progress"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     stages = json.loads((tmp_path / "out" / "run.json").read_text())["stages"]
