@@ -81,6 +81,17 @@ GB = 1024 ** 3
 SYLLABLES = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"] + ["th", "an", "er", "in", "on", "st"]
 
 
+def distinct_doc_ids(prng, n: int) -> list[int]:
+    """``n`` distinct random 62-bit doc ids (a crawl's are hashes of record ids)."""
+    ids: set[int] = set()
+    out = []
+    while len(out) < n:
+        doc_id = prng.randrange(1, 2 ** 62)
+        if doc_id not in ids:
+            ids.add(doc_id)
+            out.append(doc_id)
+    return out
+
 def make_vocab(n: int) -> list[str]:
     """n distinct made-up words; frequent (low-rank) words are short, as in real text."""
     base, out = len(SYLLABLES), []
@@ -166,13 +177,8 @@ def make_corpus(n: int, seed: int = 20261122, vocab_size: int = 50_000, words_pe
             budget -= length
         pages.append({"words": site["header"] + body + site["footer"], "site": site, "kind": "quilt"})
     prng.shuffle(pages)
-    ids = set()
     out = []
-    for i, p in enumerate(pages):
-        doc_id = prng.randrange(1, 2 ** 62)
-        while doc_id in ids:
-            doc_id = prng.randrange(1, 2 ** 62)
-        ids.add(doc_id)
+    for i, (p, doc_id) in enumerate(zip(pages, distinct_doc_ids(prng, len(pages)))):
         out.append({"doc_id": doc_id, "url": f"http://{p['site']['domain']}/{i}", "words": p["words"],
                     "domain": p["site"]["domain"], "ip": p["site"]["ip"], "snapshot": "bench", "links": [],
                     "kind": p["kind"]})
@@ -262,13 +268,8 @@ def make_copies_corpus(n: int, seed: int = 20261122, copied_share: float = 1 / 3
                 host, ip = f"mirror{j}.{other['host']}", other["ip"]
             pages.append({"words": texts[t], "host": host, "ip": ip, "kind": kinds[t] if j == 0 else "copy"})
     prng.shuffle(pages)
-    ids: set[int] = set()
     out = []
-    for i, p in enumerate(pages):
-        doc_id = prng.randrange(1, 2 ** 62)
-        while doc_id in ids:
-            doc_id = prng.randrange(1, 2 ** 62)
-        ids.add(doc_id)
+    for i, (p, doc_id) in enumerate(zip(pages, distinct_doc_ids(prng, len(pages)))):
         domain = p["host"].split(".", 1)[1] if p["host"].startswith("mirror") else p["host"]
         out.append({"doc_id": doc_id, "url": f"http://{p['host']}/{i}", "words": p["words"], "domain": domain,
                     "ip": p["ip"], "snapshot": "bench", "links": [], "kind": p["kind"]})
