@@ -26,6 +26,10 @@ Run from the repository root::
    to ``--exhaustive-max`` articles; above, of ``--sample`` random articles with every other
    article (every pair >= t that involves a sampled article must be a candidate); and
    against the planted spun pairs on every size.
+5. ``--group-copies``: as the detector does since version 4, articles with the same immutable
+   set go to the jobs as one (the smallest index); candidate pairs of groups are expanded back to
+   article pairs, and every pair inside a group counts as above t. Without it: every article goes
+   to the jobs (the path before grouping), for a before/after figure on the same corpus.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from spinning import moby_spin_dictionary, spin_words, spinner_lines  # noqa: E4
 
 from spamflow.words import words  # noqa: E402
 from spamflow_spin.candidates import find_candidates  # noqa: E402
+from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs  # noqa: E402
 from spamflow_spin.dictionary import load_dictionary  # noqa: E402
 from spamflow_spin.partition import partition  # noqa: E402
 
@@ -152,18 +157,30 @@ def run_size(n: int, spinner, dictionary, tmp: Path, a: argparse.Namespace) -> N
           f"(target >= 2,000 articles/s per core: {'MET' if n / sec >= 2000 else 'NOT MET'}); "
           f"{n_imm / n:.0f} immutables per article")
     t0 = time.time()
+    groups = (group_same_immutables({i: d.tolist() for i, d in enumerate(docs)}) if a.group_copies
+              else {i: [i] for i in range(n)})
+    if a.group_copies:
+        job_lines = tmp / f"representatives{n}.tsv"
+        with open(lines, encoding="utf-8") as src, open(job_lines, "w", encoding="utf-8") as dst:
+            dst.writelines(line for line in src if int(line.partition("\t")[0]) in groups)
+        lines = job_lines
     found = find_candidates(lines, tmp / f"work{n}", threshold=T, max_pages=a.max_pages, min_shared=K,
                             runner=a.runner, runner_args=RUNNER_ARGS.get(a.runner, ()))
+    above = set(within_group_pairs(groups))
+    above |= {p for ra, rb in found.pairs if jaccard_ids(docs[ra], docs[rb]) >= T
+              for p in between_group_pairs(groups, ra, rb)}
     wall = time.time() - t0
     all_pairs = n * (n - 1) // 2
-    print(f"candidate jobs (-r {a.runner}): {wall:.1f} s wall, {n / wall:,.0f} articles/s; "
+    inside = len(within_group_pairs(groups))
+    print(f"grouping of copies {'on' if a.group_copies else 'off'}: {len(groups):,} articles go to the jobs, "
+          f"{inside:,} pairs inside groups of equal immutables")
+    print(f"candidate jobs (-r {a.runner}) and expansion: {wall:.1f} s wall, {n / wall:,.0f} articles/s; "
           f"{found.shared_immutables:,} immutables on 2+ pages, {found.dropped:,} over max_pages {a.max_pages}, "
           f"{found.prefix_dropped:,} articles with a dropped immutable in their prefix; pair counts made at shared "
           f"prefix immutables: {found.pairs_counted:,} ({found.pairs_counted / n:.1f} per article)")
-    print(f"candidate pairs: {len(found.pairs):,} of {all_pairs:,} pairs = {len(found.pairs) / all_pairs:.4%} "
-          f"(target < 1 %: {'MET' if len(found.pairs) / all_pairs < 0.01 else 'NOT MET'})")
-    above = {p for p in found.pairs if jaccard_ids(docs[p[0]], docs[p[1]]) >= T}
-    print(f"pairs with immutable Jaccard >= {T} among candidates: {len(above):,}; planted spun pairs found: "
+    print(f"candidate pairs made by the jobs: {len(found.pairs):,} of {all_pairs:,} pairs = "
+          f"{len(found.pairs) / all_pairs:.4%} (target < 1 %: {'MET' if len(found.pairs) / all_pairs < 0.01 else 'NOT MET'})")
+    print(f"article pairs with immutable Jaccard >= {T}: {len(above):,}; planted spun pairs found: "
           f"{len(planted & above):,} / {len(planted):,} = {len(planted & above) / max(1, len(planted)):.2%}")
     t0 = time.time()
     if n <= a.exhaustive_max:
@@ -192,6 +209,8 @@ def main() -> None:
                     help="up to this size every pair is compared; above, --sample articles with all others")
     ap.add_argument("--sample", type=int, default=1000)
     ap.add_argument("--max-pages", type=int, default=10000, help="the detector's max_pages (its default)")
+    ap.add_argument("--group-copies", action="store_true",
+                    help="send one article per set of equal immutables to the jobs (the detector's path)")
     a = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs visible, load {os.getloadavg()[0]:.1f}")
     pool, synthetic = sentence_pool()

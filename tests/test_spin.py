@@ -22,7 +22,7 @@ from spamflow.words import words
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import Candidates, find_candidates
-from spamflow_spin.detector import Page, find_spin
+from spamflow_spin.detector import Page, describe_campaigns, find_spin, host_features
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
 from spamflow_spin.mr_candidate_pairs import MRCandidatePairs, index_length, prefix_length
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
@@ -348,3 +348,119 @@ def test_find_spin_equals_exhaustive_comparison_on_spun_copies(tmp_path):
     # so word order is invisible to DSpin (docs/spin.md, limits)
     assert spun_docs == set(range(100, 107)) | {109}
     assert counts["duplicate_pairs"] == 1 and counts["articles"] == 9
+
+
+# ---------------------------------------------------------------- copies of one article on many hosts
+
+def _demo_dictionary() -> SynonymDictionary:
+    from spamflow_spin.params import resolve_dictionary_path
+    return load_dictionary([resolve_dictionary_path(DEMO_DICTIONARY, None)])
+
+
+def _article(rng: random.Random, heads: list[str], size: int) -> str:
+    """Made-up words with one word in four a spinner dictionary head (so copies differ in mutables)."""
+    return " ".join(rng.choice(heads) if rng.random() < 0.25 else f"x{rng.randrange(3000)}" for _ in range(size))
+
+
+def _copies_corpus(seed: int) -> list[Page]:
+    """Texts spun onto 5-20 hosts each (some copies verbatim twice, some with a few words changed,
+    so their immutables differ), each campaign linking to its money site; unrelated pages; a page
+    of one word. Hosts hold several pages, of several campaigns."""
+    spinner = spinner_dictionary(spin_dictionary_text())
+    heads = sorted(" ".join(h) for h in spinner if len(h) == 1)
+    rng = random.Random(seed)
+    texts: list[tuple[str, list[str]]] = []
+    for campaign in range(6):
+        base = _article(rng, heads, rng.randint(60, 150))
+        money = f"www.money{campaign}.com"
+        for _ in range(rng.randint(5, 20)):
+            text = spin(base, spinner, rng)
+            if rng.random() < 0.2:  # an edited copy: other immutables, still close
+                cut = text.split()
+                del cut[rng.randrange(len(cut))]
+                text = " ".join(cut) + f" x{rng.randrange(3000)}"
+            texts.append((text, [money]))
+            if rng.random() < 0.15:
+                texts.append((text, [money]))  # the same copy verbatim on another host
+    texts += [(_article(rng, heads, rng.randint(40, 120)), [f"www.other{i}.org"]) for i in range(15)]
+    texts.append(("alone", []))
+    rng.shuffle(texts)
+    pages = []
+    for i, (text, targets) in enumerate(texts):
+        host = f"h{rng.randrange(len(texts) // 2)}.example"
+        links = [(t, t.removeprefix("www.")) for t in targets] + [(host, host)]
+        pages.append(Page(10 + 3 * i, f"http://{host}/{i}", host, host, links, words(text)))
+    return pages
+
+
+def _reference_pairs(pages: list[Page], d: SynonymDictionary, params: SpinParams) -> list[tuple]:
+    """The pairs straight from the definitions, over every pair of pages: a verbatim copy is a
+    duplicate of the first page of its text; distinct texts are spun if immutable Jaccard >= t
+    and the verifier's overlap >= v; a text of one immutable or less is never compared."""
+    first: dict[tuple[str, ...], int] = {}
+    out = []
+    for page in sorted(pages, key=lambda p: p.doc_id):
+        rep = first.setdefault(tuple(page.words), page.doc_id)
+        if rep != page.doc_id and len(partition(page.words, d).immutables) > 1:
+            out.append((rep, page.doc_id, 1.0, 1.0, "duplicate"))
+    parts = {doc: partition(list(text), d) for text, doc in first.items()}
+    for a, b in combinations(sorted(parts), 2):
+        if len(parts[a].immutables) <= 1 or len(parts[b].immutables) <= 1:
+            continue
+        ja = jaccard(set(parts[a].immutables), set(parts[b].immutables))
+        overlap = mutable_overlap(parts[a].mutables, parts[b].mutables, d)
+        if ja >= params.immutable_threshold and overlap >= params.verifier_threshold:
+            out.append((a, b, ja, overlap, "spun"))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_find_spin_with_many_copies_equals_the_definitions(tmp_path, seed):
+    """Grouping copies with the same immutables before the candidate jobs changes no output:
+    pairs, campaigns (with promoted sites) and the per-host table equal those of the exhaustive
+    reference, fed through the same campaign and host code."""
+    pages = _copies_corpus(seed)
+    d = _demo_dictionary()
+    params = SpinParams.model_validate({"dictionary": [DEMO_DICTIONARY], "verifier_threshold": 0.7})
+    pairs, counts = find_spin(pages, d, params, tmp_path / "work", "inline")
+    got = sorted((p["doc_a"], p["doc_b"], p["immutable_jaccard"], p["mutable_overlap"], p["kind"]) for p in pairs)
+    expected = _reference_pairs(pages, d, params)
+    assert [(a, b, k) for a, b, _, _, k in got] == [(a, b, k) for a, b, _, _, k in expected]
+    for g, e in zip(got, expected):
+        assert g[2:4] == pytest.approx(e[2:4], abs=1e-12)
+    # the corpus is what the test is about: big groups of equal immutables, and pairs between groups
+    assert counts["same_immutable_pairs"] > 100 and counts["immutable_groups"] < counts["articles"] / 2
+    assert counts["candidate_pairs"] > 0 and counts["pairs_above_immutable_threshold"] > counts["same_immutable_pairs"]
+    reference = [{"doc_a": a, "doc_b": b, "immutable_jaccard": j, "mutable_overlap": o, "kind": k}
+                 for a, b, j, o, k in expected]
+    campaigns = describe_campaigns(pairs, pages, "s1", params.promoted_fraction)
+    assert campaigns == describe_campaigns(reference, pages, "s1", params.promoted_fraction)
+    assert host_features(pages, pairs, campaigns, "s1") == host_features(pages, reference, campaigns, "s1")
+    assert {s["host"] for c in campaigns for s in c["promoted_sites"]} == {f"www.money{i}.com" for i in range(6)}
+
+
+@pytest.mark.parametrize("k", [5, 20])
+def test_pairs_made_for_a_text_on_k_hosts_do_not_grow_with_k(tmp_path, k):
+    """k spun copies of one text (same immutables, other mutables) among 10 unrelated texts: the
+    candidate jobs see the copies as one page, so the pairs they make do not depend on k (before
+    grouping: k(k - 1)/2 candidate pairs and more pair counts); every copy pair is still spun."""
+    spinner = spinner_dictionary(spin_dictionary_text())
+    heads = sorted(" ".join(h) for h in spinner if len(h) == 1)
+    rng = random.Random(4)
+    others = [_article(rng, heads, 100) for _ in range(10)]
+    base = _article(rng, heads, 120)
+    copies = [spin(base, spinner, random.Random(100 + i)) for i in range(k)]
+    d = _demo_dictionary()
+    assert len({frozenset(partition(words(t), d).immutables) for t in copies}) == 1  # the premise
+    assert len({tuple(words(t)) for t in copies}) == k  # no verbatim copies: these are spun
+    pages = [Page(i, f"http://h{i}.example/", f"h{i}.example", f"h{i}.example", [], words(t))
+             for i, t in enumerate(others + copies)]
+    params = SpinParams.model_validate({"dictionary": [DEMO_DICTIONARY], "verifier_threshold": 0.7})
+    pairs, counts = find_spin(pages, d, params, tmp_path / "work", "inline")
+    assert counts["immutable_groups"] == 11
+    assert counts["candidate_pairs"] == 0  # unrelated texts; the copies are one group
+    assert counts["candidate_pair_counts"] < 11  # independent of k (k = 20 used to make 190 pairs)
+    assert counts["same_immutable_pairs"] == k * (k - 1) // 2
+    assert sorted((p["doc_a"], p["doc_b"]) for p in pairs) == list(combinations(range(10, 10 + k), 2))
+    lines = (tmp_path / "work" / "immutables.tsv").read_text().splitlines()
+    assert len(lines) == 11  # one line per group goes to the jobs

@@ -24,6 +24,7 @@ from spamflow.progress import progress_bar
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import find_candidates
+from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
 from spamflow_spin.params import SpinParams, resolve_dictionary_path
 from spamflow_spin.partition import Partition, partition
@@ -112,14 +113,22 @@ def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinPara
                           "kind": "duplicate"})
     counts["articles"] = len(partitions)
     counts["duplicate_pairs"] = len(pairs)
-    candidates = candidate_pairs(partitions, work, params, runner, runner_args, counts) if len(partitions) > 1 else []
+    groups = group_same_immutables({doc: part.immutables for doc, part in partitions.items()})
+    counts["immutable_groups"] = len(groups)
+    representatives = {rep: partitions[rep] for rep in groups}
+    candidates = (candidate_pairs(representatives, work, params, runner, runner_args, counts)
+                  if len(representatives) > 1 else [])
     counts["candidate_pairs"] = len(candidates)
-    sets = {doc: frozenset(part.immutables) for doc, part in partitions.items()}
-    for a, b in progress_bar(candidates, desc="spin: verify", unit="pair", setting=progress):
-        score = jaccard(sets[a], sets[b])
-        if score < params.immutable_threshold:
-            continue
-        counts["pairs_above_immutable_threshold"] += 1
+    sets = {rep: frozenset(part.immutables) for rep, part in representatives.items()}
+    scored = [(a, b, 1.0) for a, b in within_group_pairs(groups)]
+    counts["same_immutable_pairs"] = len(scored)
+    for rep_a, rep_b in candidates:
+        score = jaccard(sets[rep_a], sets[rep_b])
+        if score >= params.immutable_threshold:
+            scored += [(a, b, score) for a, b in between_group_pairs(groups, rep_a, rep_b)]
+    scored.sort()  # page pairs in order, as the candidates of every page came out before grouping
+    counts["pairs_above_immutable_threshold"] = len(scored)
+    for a, b, score in progress_bar(scored, desc="spin: verify", unit="pair", setting=progress):
         overlap = mutable_overlap(partitions[a].mutables, partitions[b].mutables, dictionary)
         if overlap < params.verifier_threshold:
             counts["pairs_rejected_by_verifier"] += 1
@@ -187,8 +196,9 @@ def host_features(pages: list[Page], pairs: list[dict[str, Any]], campaigns: lis
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "3"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
-    # 3: a head without synonyms (also head|head) spins nothing; unusable dictionary lines are bad records
+    version = "4"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
+    # 3: a head without synonyms (also head|head) spins nothing; unusable dictionary lines are bad records;
+    # 4: pages with the same immutables go to the jobs as one group (same pairs; new counts, smaller work/)
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams
