@@ -3,7 +3,7 @@
 Order (WHATWG encoding sniffing, simplified): byte-order mark, then the HTTP
 ``Content-Type`` charset, then a ``<meta charset>`` in the first 4 KB, then strict UTF-8,
 then windows-1252 unless the page is evidently in another legacy encoding
-(``spamflow.legacy_charset``).  Labels map as WHATWG says
+(``spamflow.parse.legacy_charset``).  Labels map as WHATWG says
 (``iso-8859-1`` and ``ascii`` mean windows-1252).  Undecodable bytes become U+FFFD and are
 counted, never raised.
 """
@@ -14,7 +14,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from spamflow.legacy_charset import legacy_codec
+from spamflow.parse.legacy_charset import legacy_codec
 
 _META = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))

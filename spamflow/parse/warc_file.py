@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from spamflow.content_encoding import decodable
 from spamflow.errors import BadInputError
-from spamflow.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
-from spamflow.revisits import Revisit, revisit_of
-from spamflow.warc_dates import parse_warc_date
-from spamflow.warc_records import BadRecord, WarcRecord, iter_records
+from spamflow.parse.content_encoding import decodable
+from spamflow.parse.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
+from spamflow.parse.revisits import Revisit, revisit_of
+from spamflow.parse.warc_dates import parse_warc_date
+from spamflow.parse.warc_records import BadRecord, WarcRecord, iter_records
 
 BATCH_ROWS = 512
 BATCH_BYTES = 128 << 20  # flush earlier when pages are large: memory stays flat
@@ -29,7 +29,7 @@ class FileParse:
     counts: Counter[str] = field(default_factory=Counter)
     bad_records: list[dict[str, object]] = field(default_factory=list)
     revisits: list[Revisit] = field(default_factory=list)
-    """Revisits that may be HTML pages, resolved once every file is parsed (``spamflow.revisits``)."""
+    """Revisits that may be HTML pages, resolved once every file is parsed (``spamflow.parse.revisits``)."""
 
 
 def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, max_bytes: int,

@@ -13,11 +13,11 @@ from datetime import datetime
 import pyarrow as pa
 import xxhash
 
-from spamflow.charset import decode_html
 from spamflow.domains import host_of, registered_domain
-from spamflow.html_text import extract
-from spamflow.payload_digest import normalize_digest
-from spamflow.warc_records import WarcRecord, warc_date
+from spamflow.parse.charset import decode_html
+from spamflow.parse.html_text import extract
+from spamflow.parse.payload_digest import normalize_digest
+from spamflow.parse.warc_records import WarcRecord, warc_date
 from spamflow.words import html_noise
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
