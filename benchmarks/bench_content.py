@@ -52,7 +52,7 @@ PART_PAGES = 2_000
 
 def make_corpus(folder: Path, hosts: int, pages: int, seed: int = 0) -> int:
     """Write the corpus in parts of about PART_PAGES pages, built column-wise with numpy/Arrow."""
-    from spamflow.pages import PAGE_SCHEMA
+    from spamflow.parse.pages import PAGE_SCHEMA
 
     rng = np.random.default_rng(seed)
     vocab = pa.array([f"w{i}x{(i * 7919) % 1000}" for i in range(VOCAB)], pa.string())

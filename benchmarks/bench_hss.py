@@ -41,7 +41,7 @@ sys.path[:0] = [str(REPO), str(REPO / "plugins"), str(Path(__file__).resolve().p
 
 from bench_parse import TARBALL, TARGET_MEAN, real_pages, synthetic_pages  # noqa: E402
 
-from spamflow.charset import decode_html  # noqa: E402
+from spamflow.parse.charset import decode_html  # noqa: E402
 from spamflow.words import html_noise  # noqa: E402
 from spamflow_hss.cluster_table import centroid  # noqa: E402
 from spamflow_hss.fingerprint import fingerprint_hashes, matched_dimensions, orderings  # noqa: E402

@@ -12,14 +12,14 @@ What it does, all in one run (see benchmarks/README.md for the figures):
    ``<repo>/../shared/data/html-trafilatura-eval/trafilatura-tests-html.tar.xz`` when that
    file exists (the smallest pages whose mean stays at ~50 KB, repeated under new URLs and
    record ids up to N), else synthetic pages (the output says which).
-2. Runs ``spamflow.parse_warc.parse_warc_file`` end to end on N pages in a fresh subprocess
+2. Runs ``spamflow.parse.warc_file.parse_warc_file`` end to end on N pages in a fresh subprocess
    pinned to one CPU: pages/s, MB/s of HTML, peak RSS.  Then the same on 4N pages to show
    that memory does not grow with the number of pages.
 3. Splits the time of one pass over the stage's steps (WARC read + gunzip, charset decode,
    HTML extract, HTML noise, the rest of the row, Arrow conversion, Parquet write) by timing
    the same functions one after the other on the same records, and splits ``extract`` itself.
 4. Compares HTML parsers on the same decoded HTML in the same process, each producing what
-   ``spamflow.html_text.extract`` produces (title, visible words, links): selectolax Lexbor
+   ``spamflow.parse.html_text.extract`` produces (title, visible words, links): selectolax Lexbor
    (the chosen one), lxml.html, BeautifulSoup(html.parser), resiliparse (selectolax 1.0 removed
    its Modest backend).
    A parser that cannot be imported is skipped and named.
@@ -58,8 +58,8 @@ sys.path.insert(0, str(REPO))
 from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
-from spamflow.html_text import INVISIBLE_TAGS, HtmlText, Link, absolute_url, extract  # noqa: E402
-from spamflow.parse_warc import BATCH_ROWS  # noqa: E402
+from spamflow.parse.html_text import INVISIBLE_TAGS, HtmlText, Link, absolute_url, extract  # noqa: E402
+from spamflow.parse.warc_file import BATCH_ROWS  # noqa: E402
 from spamflow.words import words  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "html-trafilatura-eval"
@@ -187,9 +187,9 @@ def clear_caches() -> None:
     """Empty spamflow's memo caches (link normalisation, domains) so that every measurement
     starts cold, whatever ran before it in this process."""
     import spamflow.domains
-    import spamflow.html_text
+    import spamflow.parse.html_text
 
-    for module in (spamflow.html_text, spamflow.domains):
+    for module in (spamflow.parse.html_text, spamflow.domains):
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
@@ -209,7 +209,7 @@ def _rss_now() -> int:
 
 def child_parse(warc: str, out: str) -> None:
     """The subprocess: parse one WARC file as the stage does, print JSON with time and memory."""
-    from spamflow.parse_warc import parse_warc_file
+    from spamflow.parse.warc_file import parse_warc_file
 
     baseline = _rss_now()
     t0 = time.perf_counter()
@@ -238,11 +238,11 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
     """The stage's steps timed one after the other over all records of ``warc``, caches cold."""
     import pyarrow.parquet as pq
 
-    import spamflow.pages as pages_mod
-    from spamflow.charset import decode_html
-    from spamflow.html_text import LexborHTMLParser
-    from spamflow.pages import PAGE_SCHEMA, PageBatch, is_html_response, page_from_record
-    from spamflow.warc_records import iter_records
+    import spamflow.parse.pages as pages_mod
+    from spamflow.parse.charset import decode_html
+    from spamflow.parse.html_text import LexborHTMLParser
+    from spamflow.parse.pages import PAGE_SCHEMA, PageBatch, is_html_response, page_from_record
+    from spamflow.parse.warc_records import iter_records
     from spamflow.words import html_noise
 
     split: dict[str, float] = {}
@@ -337,14 +337,14 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
 def time_readers(warc: Path) -> list[tuple[str, float]]:
     """Seconds to read every response record with its HTTP payload: warcio (as spamflow reads)
     and FastWARC if installed."""
-    from spamflow.pages import is_html_response
-    from spamflow.warc_records import iter_records
+    from spamflow.parse.pages import is_html_response
+    from spamflow.parse.warc_records import iter_records
 
     out = []
     t = time.perf_counter()
     for _ in iter_records(warc, wants_payload=is_html_response, max_bytes=MAX_BYTES):
         pass
-    out.append(("warcio (spamflow.warc_records.iter_records)", time.perf_counter() - t))
+    out.append(("warcio (spamflow.parse.warc_records.iter_records)", time.perf_counter() - t))
     try:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
     except ImportError:
@@ -360,7 +360,7 @@ def time_readers(warc: Path) -> list[tuple[str, float]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# alternative parsers, each giving what spamflow.html_text.extract gives
+# alternative parsers, each giving what spamflow.parse.html_text.extract gives
 
 
 def _link(href: str | None, rel: str | list[str] | None, anchor: str, base: str) -> Link | None:
@@ -656,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{html_bytes / MB / secs:6.0f} MB/s HTML")
 
         # 3. parser comparison on the same decoded HTML
-        from spamflow.charset import decode_html
+        from spamflow.parse.charset import decode_html
 
         distinct = pages[:n]
         docs = [(decode_html(body, "text/html").text, url, len(body)) for url, body in distinct]

@@ -7,7 +7,7 @@ Run from the repository root::
 
 Builds a synthetic page table (``PAGE_SCHEMA``, 8 parts, ~300 words and 20 links a page) in
 a temporary directory, makes 30 % of its pages revisited a month later (half found by
-``WARC-Refers-To``, half by target URI + date, as ``spamflow.revisits`` does), and times
+``WARC-Refers-To``, half by target URI + date, as ``spamflow.parse.revisits`` does), and times
 ``resolve_revisits`` against a baseline in the same process: reading the whole page table
 once (what any detector does).  Then the same at 4x the pages, to show the cost is linear.
 Prints seconds, pages/s, the ratio to the baseline, and peak Python memory (tracemalloc).
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from spamflow.pages import Page, PageBatch, doc_id_of
-from spamflow.revisits import Revisit, resolve_revisits
+from spamflow.parse.pages import Page, PageBatch, doc_id_of
+from spamflow.parse.revisits import Revisit, resolve_revisits
 
 PARTS = 8
 REVISITED = 0.3

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spamflow.pages import PAGE_SCHEMA, doc_id_of
+from spamflow.parse.pages import PAGE_SCHEMA, doc_id_of
 
 
 def page_row(url: str, words: list[str], *, snapshot: str = "2026-01", title: str = "",

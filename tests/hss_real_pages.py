@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from spamflow.charset import decode_html
+from spamflow.parse.charset import decode_html
 from spamflow.words import html_noise
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

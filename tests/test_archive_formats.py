@@ -20,7 +20,7 @@ import zstandard
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.detector import RunSettings, StageContext, StageOutputs
-from spamflow.parse_warc import parse_warc_file
+from spamflow.parse.warc_file import parse_warc_file
 from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
 from spamflow.stages.parse import ParseParams, ParseStage
 

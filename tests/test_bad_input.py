@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spamflow.errors import BadInputError
-from spamflow.parse_warc import parse_warc_file
+from spamflow.parse.warc_file import parse_warc_file
 
 from warc_factory import Resp, html, warc_bytes
 

@@ -11,9 +11,9 @@ import tarfile
 import pyarrow.parquet as pq
 import pytest
 
-from spamflow.charset import decode_html
-from spamflow.legacy_charset import text_runs
-from spamflow.parse_warc import parse_warc_file
+from spamflow.parse.charset import decode_html
+from spamflow.parse.legacy_charset import text_runs
+from spamflow.parse.warc_file import parse_warc_file
 
 from conftest import shared_data
 from warc_factory import Resp, write_warc

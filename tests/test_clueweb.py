@@ -15,11 +15,11 @@ from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.detector import RunSettings, StageContext
 from spamflow.errors import BadInputError
-from spamflow.parse_warc import parse_warc_file
-from spamflow.revisits import resolve_revisits
+from spamflow.parse.revisits import resolve_revisits
+from spamflow.parse.warc_dates import DAY_OF_YEAR, parse_warc_date
+from spamflow.parse.warc_file import parse_warc_file
+from spamflow.parse.warc_records import warc_date
 from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile, read_warc_list
-from spamflow.warc_dates import DAY_OF_YEAR, parse_warc_date
-from spamflow.warc_records import warc_date
 
 from conftest import shared_data
 from warc_factory import Resp, html, write_warc

@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from spamflow.pages import PAGE_SCHEMA
+from spamflow.parse.pages import PAGE_SCHEMA
 from spamflow_content.corpus import WordCounter
 from spamflow_content.detector import featurise
 from spamflow_content.measures import MEASURES, TOP_K, PopularTerms, page_measures

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spamflow.pages import PAGE_SCHEMA
+from spamflow.parse.pages import PAGE_SCHEMA
 from spamflow_content.measures import MEASURES, PopularTerms, page_measures
 
 from content_pages import page_row

@@ -14,7 +14,7 @@ import pyarrow.dataset as ds
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.detector import RunSettings, StageContext, StageOutputs
-from spamflow.payload_digest import normalize_digest
+from spamflow.parse.payload_digest import normalize_digest
 from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
 from spamflow.stages.parse import ParseParams, ParseStage
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import xxhash
 
-from spamflow.parse_warc import parse_warc_file
+from spamflow.parse.warc_file import parse_warc_file
 
 from warc_factory import Resp, html, write_warc
 

@@ -13,8 +13,8 @@ import lxml.html
 import pyarrow.parquet as pq
 from warcio.archiveiterator import ArchiveIterator
 
-from spamflow.charset import decode_html
-from spamflow.parse_warc import parse_warc_file
+from spamflow.parse.charset import decode_html
+from spamflow.parse.warc_file import parse_warc_file
 from spamflow.words import words
 
 from conftest import shared_data

@@ -12,7 +12,7 @@ import pytest
 
 from spamflow.detector import RunSettings, StageContext
 from spamflow.errors import BadInputError
-from spamflow.parse_warc import parse_warc_file
+from spamflow.parse.warc_file import parse_warc_file
 from spamflow.stages.parse import ParseParams, ParseStage
 
 from warc_factory import Resp, block_length, html, warc_with_content_length
@@ -166,7 +166,7 @@ def test_an_unusable_content_length_is_reported_and_the_page_read_from_its_real_
 def test_a_whole_file_gzip_is_not_taken_for_a_wrong_length(tmp_path):
     plain, _ = warc_with_content_length(_records(3), {}, gzip=False)
     rows, result, name = _parse(tmp_path, gz.compress(plain), gzip=True)
-    # read as one stream (spamflow.gzip_stream), every record whole and none taken for a wrong length
+    # read as one stream (spamflow.parse.gzip_stream), every record whole and none taken for a wrong length
     assert [r["url"] for r in rows] == [f"http://a.example.com/p{i}" for i in range(3)]
     assert [r["words"] for r in rows] == [[f"w{i}x{j}" for j in range(N_WORDS)] for i in range(3)]
     assert result.bad_records == []

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spamflow.html_text import absolute_url
+from spamflow.parse.html_text import absolute_url
 
 _INDEX_PAGES = {"/index.html", "/index.htm", "/index.php", "/index.asp", "/index.aspx", "/default.asp",
                 "/default.aspx", "/index.shtml", "/index.jsp", "/home.html", "/home.htm"}

@@ -14,8 +14,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
-from spamflow.html_text import absolute_url
 from spamflow.mr import run_job
+from spamflow.parse.html_text import absolute_url
 from spamflow.per_host import HostFeature, PerHostTable
 from spamflow_quilt.mr_base import FLUSH_ROWS
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError
-from spamflow.warc_records import BadRecord, iter_records, warc_date
+from spamflow.parse.warc_records import BadRecord, iter_records, warc_date
 
 
 class WarcFile(DetectorParams):
@@ -40,7 +40,7 @@ DATED_WITHIN = 10
 
 def first_record_snapshot(path: Path) -> str | None:
     """``YYYY-MM`` of the first readable WARC-Date among the file's first records
-    (ClueWeb09's day-of-year dates are repaired: ``spamflow.warc_dates``); ``UNDATED`` if
+    (ClueWeb09's day-of-year dates are repaired: ``spamflow.parse.warc_dates``); ``UNDATED`` if
     the file starts with WARC records but none of them has one; None if it does not start
     with a readable WARC record (not a WARC file)."""
     seen = 0

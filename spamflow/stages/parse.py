@@ -10,9 +10,9 @@ from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError
-from spamflow.parse_warc import FileParse, parse_warc_file
+from spamflow.parse.revisits import Revisit, non_html_originals, resolve_revisits
+from spamflow.parse.warc_file import FileParse, parse_warc_file
 from spamflow.progress import progress_bar
-from spamflow.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.stages.ingest import read_warc_list
 
 

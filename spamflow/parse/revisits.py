@@ -27,9 +27,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow.domains import host_of, registered_domain
-from spamflow.pages import HTML_TYPES, PAGE_SCHEMA, doc_id_of, media_type, trec_id_of
-from spamflow.payload_digest import normalize_digest
-from spamflow.warc_records import WarcRecord, iter_records, warc_date
+from spamflow.parse.pages import HTML_TYPES, PAGE_SCHEMA, doc_id_of, media_type, trec_id_of
+from spamflow.parse.payload_digest import normalize_digest
+from spamflow.parse.warc_records import WarcRecord, iter_records, warc_date
 
 NOT_MODIFIED = 304
 READ_ROWS = 4096  # rows per batch when scanning the page table
@@ -54,7 +54,7 @@ class Revisit:
     refers_to_url: str | None
     refers_to_date: datetime | None
     trec_id: str | None = None
-    payload_digest: str | None = None  # normalised (spamflow.payload_digest)
+    payload_digest: str | None = None  # normalised (spamflow.parse.payload_digest)
 
     @property
     def doc_id(self) -> int:

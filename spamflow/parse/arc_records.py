@@ -20,7 +20,7 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecord
 
-from spamflow.warc_lengths import LengthProblem, RecordEnds
+from spamflow.parse.warc_lengths import LengthProblem, RecordEnds
 
 # url ip 14-digit-date content-type length (ARC v1); the date may be shorter in old files
 ARC_HEADER = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:\S* \S+ \d{8,14} \S* ?\d+\r?\n")

@@ -5,11 +5,11 @@ headers, a file cut short), the failure is reported as a :class:`BadRecord` nami
 and offset, and reading resumes at the next place a record starts: the next gzip member
 for ``.gz`` files, the next ``WARC/1.x`` or ``WARC/0.x`` line (ClueWeb09 writes
 ``WARC/0.18``) otherwise.  A record whose Content-Length
-does not match where it ends (``spamflow.warc_lengths``) comes with ``length_problem`` set,
+does not match where it ends (``spamflow.parse.warc_lengths``) comes with ``length_problem`` set,
 its body cut at its real end, and reading resumes at the next record.
 
-ARC files are read too (``spamflow.arc_records``), and so are files gzipped as one stream
-rather than record by record (``spamflow.gzip_stream``).
+ARC files are read too (``spamflow.parse.arc_records``), and so are files gzipped as one stream
+rather than record by record (``spamflow.parse.gzip_stream``).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import BinaryIO
 
 from warcio.recordloader import ArcWarcRecord
 
-from spamflow import content_encoding
-from spamflow.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
-from spamflow.gzip_stream import decompressed_copy, is_one_stream
-from spamflow.warc_dates import parse_warc_date
-from spamflow.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
+from spamflow.parse import content_encoding
+from spamflow.parse.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
+from spamflow.parse.gzip_stream import decompressed_copy, is_one_stream
+from spamflow.parse.warc_dates import parse_warc_date
+from spamflow.parse.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
 
 content_encoding.install()  # brotli and zstd bodies are decoded like gzip ones
 
@@ -84,7 +84,7 @@ class WarcRecord:
 
 def warc_date(value: str | None) -> datetime | None:
     """Parse a WARC-Date (ISO 8601, 'Z' or offset, optional fraction; ClueWeb09's
-    day-of-year dates repaired, see ``spamflow.warc_dates``) to aware UTC."""
+    day-of-year dates repaired, see ``spamflow.parse.warc_dates``) to aware UTC."""
     return parse_warc_date(value).value
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from spamflow.arc_records import ARC_HEADER
+from spamflow.parse.arc_records import ARC_HEADER
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 1 << 16

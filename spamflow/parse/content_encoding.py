@@ -5,7 +5,7 @@ hook sets an attribute on ``brotli.Decompressor`` that current brotli (1.1+) no 
 allows, so every brotli body failed as an unreadable record; and it knows no ``zstd``.
 Both are common on the web since ~2017 (brotli) and 2024 (zstd, sent by Chrome and
 Firefox).  :func:`install` registers decoders for both in warcio's table of decompressors;
-importing ``spamflow.warc_records`` calls it.  The decoders have the interface warcio's
+importing ``spamflow.parse.warc_records`` calls it.  The decoders have the interface warcio's
 ``BufferedReader`` expects: ``decompress(bytes) -> bytes`` and ``unused_data``.
 """
 

@@ -1,0 +1,117 @@
+"""HTML to title, visible words and links, with selectolax (the Lexbor HTML5 parser).
+
+Lexbor follows the HTML5 tree-building rules, so broken markup is read as browsers read it.
+It was the fastest of the parsers compared in ``benchmarks/bench_parse.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from selectolax.lexbor import LexborHTMLParser
+
+from spamflow.words import words
+
+INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "head"]
+"""Elements whose text a reader does not see; their text is not part of ``words``."""
+
+
+@dataclass(frozen=True)
+class Link:
+    url: str
+    anchor: str
+    nofollow: bool
+
+
+@dataclass(frozen=True)
+class HtmlText:
+    title: str
+    words: list[str]
+    links: list[Link]
+
+
+def absolute_url(href: str, base: str) -> str | None:
+    """``href`` resolved against ``base`` with the fragment dropped; None unless http(s).
+
+    >>> absolute_url("../about.html#team", "http://a.example/blog/post.html")
+    'http://a.example/about.html'
+    >>> absolute_url("HTTP://Www.Example.org", "http://a.example/")
+    'http://www.example.org/'
+    >>> absolute_url("/x/./y?q=1", "https://a.example/blog/")
+    'https://a.example/x/y?q=1'
+    >>> absolute_url("mailto:x@y.z", "http://a.example/") is None
+    True
+    """
+    href = href.strip()
+    if not href:
+        return None
+    # Fast paths for absolute and root-relative links, which most pages are full of;
+    # _normalize caches by URL because sites repeat their links on every page.
+    head = href[:8].lower()
+    if head.startswith(("http://", "https://")):
+        return _normalize(href)
+    if href.startswith("//"):
+        return _normalize(base.partition(":")[0] + ":" + href)
+    if href.startswith("/"):
+        return _normalize(_origin(base) + href)
+    scheme = href.partition(":")[0]
+    if scheme != href and "/" not in scheme and "?" not in scheme and "#" not in scheme:
+        return None  # mailto:, javascript:, tel:, ... (http and https were handled above)
+    try:
+        return _normalize(urljoin(base, href))
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+_ALREADY_NORMAL = re.compile(r"https?://[a-z0-9.\-]+(?::[0-9]+)?(/[^\s#]*)?")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalize(url: str) -> str | None:
+    """Scheme and host lower-cased, dot segments resolved, fragment dropped."""
+    if _ALREADY_NORMAL.fullmatch(url) and "/." not in url:
+        return url if url.count("/") > 2 else url + "/"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    path = parts.path or "/"
+    if "/." in path:
+        path = urlsplit(urljoin(f"{parts.scheme}://x/", path)).path
+    return urlunsplit((parts.scheme, parts.netloc.lower(), path, parts.query, ""))
+
+
+def extract(html: str, url: str) -> HtmlText:
+    """Title, words of the visible text (anchor text included) and outgoing links."""
+    tree = LexborHTMLParser(html)
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text(deep=True).split()) if title_node else ""
+    base = url
+    base_node = tree.css_first("base[href]")
+    if base_node is not None:
+        base = absolute_url(base_node.attributes.get("href") or "", url) or url
+    links = []
+    resolved: dict[str, str | None] = {}  # navigation links repeat within a page
+    for a in tree.css("a[href]"):
+        attrs = a.attributes
+        href = attrs.get("href") or ""
+        target = resolved[href] if href in resolved else resolved.setdefault(href, absolute_url(href, base))
+        if target is None:
+            continue
+        rel = (attrs.get("rel") or "").lower().split()
+        links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()), "nofollow" in rel))
+    tree.strip_tags(INVISIBLE_TAGS)
+    root = tree.body or tree.root
+    text = root.text(deep=True, separator=" ") if root is not None else ""
+    return HtmlText(title, words(text), links)
