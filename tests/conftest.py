@@ -66,6 +66,26 @@ def assert_close(a, b, atol: float = 1e-12, where: str = "") -> None:
         assert a == b, f"{where}: {a!r} != {b!r}"
 
 
+def ingest_and_parse(tmp_path: Path, paths: list[Path]):
+    """The ingest and parse stages in process over ``paths``: (page rows, ingest result, parse result)."""
+    import pyarrow.dataset as ds
+
+    from spamflow.detector import RunSettings, StageContext, StageOutputs
+    from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
+    from spamflow.stages.parse import ParseParams, ParseStage
+
+    settings = RunSettings(progress=False)
+    ingest_dir, parse_dir = tmp_path / "ingest", tmp_path / "parse"
+    ingest_dir.mkdir()
+    parse_dir.mkdir()
+    warcs = tuple(WarcFile(path=str(p), bytes=p.stat().st_size, mtime_ns=0) for p in paths)
+    ingested = IngestStage().run(StageContext(IngestParams(files=warcs), {}, ingest_dir, settings))
+    upstream = StageOutputs("ingest", ingest_dir, {k: ingest_dir / v for k, v in ingested.outputs.items()}, {})
+    parsed = ParseStage().run(StageContext(ParseParams(), {"ingest": upstream}, parse_dir, settings))
+    rows = ds.dataset(parse_dir / parsed.outputs["pages"]).to_table().to_pylist()
+    return rows, ingested, parsed
+
+
 def spamflow_exe() -> str:
     exe = shutil.which("spamflow") or str(Path(sys.executable).parent / "spamflow")
     return exe

@@ -13,33 +13,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import brotli
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 import zstandard
 from warcio.archiveiterator import ArchiveIterator
 
-from spamflow.detector import RunSettings, StageContext, StageOutputs
 from spamflow.parse.warc_file import parse_warc_file
-from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
-from spamflow.stages.parse import ParseParams, ParseStage
 
-from conftest import shared_data
+from conftest import ingest_and_parse, shared_data
 from warc_factory import Resp, html, warc_bytes, write_warc
-
-
-def _stages(tmp_path: Path, paths: list[Path]):
-    """ingest + parse in process; (page rows, ingest result, parse result)."""
-    settings = RunSettings(progress=False)
-    ingest_dir, parse_dir = tmp_path / "ingest", tmp_path / "parse"
-    ingest_dir.mkdir()
-    parse_dir.mkdir()
-    warcs = tuple(WarcFile(path=str(p), bytes=p.stat().st_size, mtime_ns=0) for p in paths)
-    ingested = IngestStage().run(StageContext(IngestParams(files=warcs), {}, ingest_dir, settings))
-    upstream = StageOutputs("ingest", ingest_dir, {k: ingest_dir / v for k, v in ingested.outputs.items()}, {})
-    parsed = ParseStage().run(StageContext(ParseParams(), {"ingest": upstream}, parse_dir, settings))
-    rows = ds.dataset(parse_dir / parsed.outputs["pages"]).to_table().to_pylist()
-    return rows, ingested, parsed
 
 
 def _parse_file(tmp_path: Path, path: Path):
@@ -81,7 +63,7 @@ def test_hand_built_arc_gives_pages_like_warc_and_counts_its_bad_record(tmp_path
     data = b"".join(gzip.compress(r, mtime=0) if compressed else r for r in records)
     path = tmp_path / ("old.arc.gz" if compressed else "old.arc")
     path.write_bytes(data)
-    rows, ingested, parsed = _stages(tmp_path, [path])
+    rows, ingested, parsed = ingest_and_parse(tmp_path, [path])
     assert ingested.counts["files"] == 1 and ingested.counts["bad_not_warc"] == 0
     assert {json.loads(line)["snapshot"] for line in (tmp_path / "ingest" / "warcs.jsonl").read_text().splitlines()} \
         == {"2005-03"}  # from the filedesc record's date
@@ -144,7 +126,7 @@ def test_wrong_arc_length_is_counted_and_the_records_after_it_kept(tmp_path, del
 
 def test_pywb_example_arc_is_the_example_com_page(tmp_path):
     arc = shared_data("warc-samples", "pywb-example.arc.gz")
-    rows, _, parsed = _stages(tmp_path, [arc])
+    rows, _, parsed = ingest_and_parse(tmp_path, [arc])
     [page] = rows
     # the ARC header line, read by eye: http://example.com/ 93.184.216.119 20140216050221 text/html 1591
     assert (page["url"], page["ip"], page["fetch_time"]) == (
@@ -166,7 +148,7 @@ def test_warc_gzipped_as_one_stream_reads_like_the_uncompressed_file(tmp_path):
     plain, offsets = warc_bytes(records, gzip=False)
     one = tmp_path / "one.warc.gz"
     one.write_bytes(gzip.compress(plain))
-    rows, ingested, parsed = _stages(tmp_path, [one])
+    rows, ingested, parsed = ingest_and_parse(tmp_path, [one])
     assert ingested.counts["files"] == 1
     rows.sort(key=lambda r: r["warc_offset"])
     assert [(r["url"], r["words"], r["warc_file"], r["warc_offset"]) for r in rows] == [

@@ -10,30 +10,14 @@ import gzip
 import hashlib
 from datetime import UTC, datetime
 
-import pyarrow.dataset as ds
 from warcio.archiveiterator import ArchiveIterator
 
-from spamflow.detector import RunSettings, StageContext, StageOutputs
 from spamflow.parse.payload_digest import normalize_digest
-from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
-from spamflow.stages.parse import ParseParams, ParseStage
 
-from conftest import shared_data
+from conftest import ingest_and_parse, shared_data
 from warc_factory import Resp, html, write_warc
 
 IDENTICAL_1_0 = "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"
-
-
-def _stages(tmp_path, paths):
-    settings = RunSettings(progress=False)
-    ingest_dir, parse_dir = tmp_path / "ingest", tmp_path / "parse"
-    ingest_dir.mkdir()
-    parse_dir.mkdir()
-    warcs = tuple(WarcFile(path=str(p), bytes=p.stat().st_size, mtime_ns=0) for p in paths)
-    ingested = IngestStage().run(StageContext(IngestParams(files=warcs), {}, ingest_dir, settings))
-    upstream = StageOutputs("ingest", ingest_dir, {k: ingest_dir / v for k, v in ingested.outputs.items()}, {})
-    parsed = ParseStage().run(StageContext(ParseParams(), {"ingest": upstream}, parse_dir, settings))
-    return ds.dataset(parse_dir / parsed.outputs["pages"]).to_table().to_pylist(), parsed
 
 
 def _sha1_b32(data: bytes) -> str:
@@ -58,7 +42,7 @@ def test_revisits_by_uri_and_payload_digest(tmp_path):
     first, second = tmp_path / "a.warc.gz", tmp_path / "b.warc.gz"
     write_warc(first, [a, b])
     offsets = write_warc(second, revisits)
-    rows, parsed = _stages(tmp_path, [first, second])
+    rows, _, parsed = ingest_and_parse(tmp_path, [first, second])
     by_id = {r["record_id"]: r for r in rows}
     assert set(by_id) == {a.record_id, b.record_id, revisits[0].record_id, revisits[1].record_id}
     for rev, old in ((revisits[0], a), (revisits[1], b)):
@@ -93,7 +77,7 @@ def test_data_gov_uk_recrawl_revisits_resolve_to_the_first_crawl(tmp_path):
                 assert rec.rec_headers.get_header("WARC-Refers-To") is None
                 expected[rec.rec_headers.get_header("WARC-Record-ID")] = key
     assert len(expected) == 29 and all(key in bodies for key in expected.values())
-    rows, parsed = _stages(tmp_path, [first, second])
+    rows, _, parsed = ingest_and_parse(tmp_path, [first, second])
     assert parsed.counts["revisit_pages"] == 29 and "bad_unresolved_revisit" not in parsed.counts
     by_id = {r["record_id"]: r for r in rows}
     originals = {(r["url"], r["payload_digest"]): r for r in rows if r["warc_file"] == str(first)}
@@ -105,6 +89,6 @@ def test_data_gov_uk_recrawl_revisits_resolve_to_the_first_crawl(tmp_path):
 
 def test_second_crawl_alone_leaves_its_revisits_counted(tmp_path):
     second = shared_data("warc-samples", "ukwa-data.gov.uk-2014-b-revisits.warc.gz")
-    rows, parsed = _stages(tmp_path, [second])
+    rows, _, parsed = ingest_and_parse(tmp_path, [second])
     assert parsed.counts["bad_unresolved_revisit"] == 29 and parsed.counts["revisit_pages"] == 0
     assert all(b["kind"] == "unresolved_revisit" and "payload sha1:" in b["reason"] for b in parsed.bad_records)
