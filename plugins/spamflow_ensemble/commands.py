@@ -22,7 +22,7 @@ from spamflow.atomic import atomic_path, write_text_atomic
 from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
 from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
 from spamflow_ensemble.rankings import DEFAULT_THRESHOLD, RankingLabels, ranking_labels
-from spamflow_ensemble.tables import FeatureTable, merge_tables, read_table
+from spamflow_ensemble.tables import FeatureTable, add_link_transforms, merge_tables, read_table
 
 
 def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
@@ -32,6 +32,9 @@ def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
     src.add_argument("--table", action="append", default=[], metavar="PATH",
                      help="external feature table (.csv, .tsv, .parquet, .arff, optionally .gz) with a host or "
                           "hostid column; repeat to join several (each becomes a feature group)")
+    src.add_argument("--no-link-transforms", action="store_true",
+                     help="do not add Becchetti et al.'s transformed link features (logs and ratios, docs/links.md) "
+                          "to a table that has the raw Web Spam Challenge link columns (*_hp, *_mp)")
     src.add_argument("--hostnames", help="Web Spam Challenge 'hostid hostname' file (ids in labels or tables)")
     if labels:
         src.add_argument("--labels", help="labels: Web Spam Challenge format or a host,label CSV "
@@ -148,7 +151,10 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
         return table, host_ips(Path(manifest["stages"]["parse"]["outputs"]["pages"])), str(args.config), stages
     if not args.table:
         raise SystemExit(f"spamflow {command}: give -c CONFIG or at least one --table")
-    table = merge_tables([name_hosts(read_table(p), hostnames) for p in args.table])
+    tables = [name_hosts(read_table(p), hostnames) for p in args.table]
+    if not args.no_link_transforms:
+        tables = [add_link_transforms(t)[0] for t in tables]
+    table = merge_tables(tables)
     return table, None, ", ".join(args.table), {}
 
 

@@ -19,6 +19,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError
+from spamflow.link_transforms import transformed_features
 
 KEY_COLUMNS = ("snapshot", "host")
 ID_COLUMNS = ("host", "hostid", "host_id", "id")
@@ -191,6 +192,27 @@ def read_table(path: str | Path, group: str | None = None) -> FeatureTable:
     X = np.column_stack(list(cols.values())) if cols else np.zeros((table.num_rows, 0))
     return FeatureTable(snaps, ids, X, [f"{name}.{c}" for c in cols], {name: list(range(len(cols)))},
                         labels, skipped)
+
+
+def add_link_transforms(table: FeatureTable) -> tuple[FeatureTable, int]:
+    """The table with Becchetti et al.'s transformed link features appended to every group that
+    holds their raw ``_hp``/``_mp`` inputs (a Web Spam Challenge link table), and how many
+    columns were added.  Columns already present (a transformed table) are not added again."""
+    X, features = [table.X], list(table.features)
+    groups = {g: list(cols) for g, cols in table.groups.items()}
+    added = 0
+    for group, cols in table.groups.items():
+        prefix = f"{group}."
+        raw = {table.features[c][len(prefix):]: table.X[:, c] for c in cols if table.features[c].startswith(prefix)}
+        for name, values in transformed_features(raw).items():
+            groups[group].append(len(features))
+            features.append(prefix + name)
+            X.append(values[:, None])
+            added += 1
+    if not added:
+        return table, 0
+    return FeatureTable(table.snapshot, table.host, np.hstack(X), features, groups, table.labels,
+                        table.skipped), added
 
 
 def merge_tables(tables: list[FeatureTable]) -> FeatureTable:

@@ -1,6 +1,7 @@
 """The per-host link features of one snapshot: the public Web Spam Challenge set (Becchetti
 et al., named as in WEBSPAM-UK2007's ``link_based_features``, host level so without the
-``_hp``/``_mp`` suffixes), CheiRank, 2DRank, and ratios. All vectorised over scipy.sparse.
+``_hp``/``_mp`` suffixes), CheiRank, 2DRank, ratios, and the public set's transformed
+features (logs and ratios, :mod:`spamflow.link_transforms`). All vectorised over scipy.sparse.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
+from spamflow.link_transforms import host_transforms, transformed_features
 from spamflow_links.neighbourhood import supporters_exact, supporters_hll
 from spamflow_links.ranks import Walk, cheirank, pagerank, rank_index, truncated_pagerank, trustrank, two_d_rank
 
@@ -101,10 +103,11 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     f["neighbors_3_over_neighbors_2"] = ratio(f["neighbors_3"], f["neighbors_2"])
     f["neighbors_4_over_neighbors_3"] = ratio(f["neighbors_4"], f["neighbors_3"])
     f["cheirank_over_pagerank"] = ratio(chei, pr)
+    f.update(transformed_features(f, host_level=True))  # L_indegree, log_OP_indegree_div_pagerank_CP_, ...
     return f
 
 
-STATIC_COLUMNS: tuple[str, ...] = (
+RAW_COLUMNS: tuple[str, ...] = (
     "indegree", "outdegree", "reciprocity", "avgin_of_out", "avgout_of_in", "assortativity", "pagerank",
     "prsigma", "trustrank", "truncatedpagerank_1", "truncatedpagerank_2", "truncatedpagerank_3",
     "truncatedpagerank_4", "neighbors_2", "neighbors_3", "neighbors_4", "cheirank", "pagerank_index",
@@ -113,4 +116,12 @@ STATIC_COLUMNS: tuple[str, ...] = (
     "truncatedpagerank_4_over_pagerank", "neighbors_2_over_indegree", "neighbors_3_over_neighbors_2",
     "neighbors_4_over_neighbors_3", "cheirank_over_pagerank",
 )
+"""The columns of links version 2, in order."""
+
+TRANSFORMED_COLUMNS: tuple[str, ...] = tuple(name for name, formula, suffix in host_transforms()
+                                             if formula.inputs(suffix) <= set(RAW_COLUMNS))
+"""The public set's transformed features computable at host level (not the site-neighbour ones:
+the host graph has no site level)."""
+
+STATIC_COLUMNS: tuple[str, ...] = RAW_COLUMNS + TRANSFORMED_COLUMNS
 """Column order of the static feature table (after ``snapshot`` and ``host``)."""
