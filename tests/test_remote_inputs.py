@@ -28,11 +28,21 @@ pytest.importorskip("s3fs", reason="s3fs reads s3:// inputs")
 NAMES = ("a.warc.gz", "b.warc.gz")
 
 
+NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
+
 def _make_warcs(folder: Path) -> list[Path]:
+    """Two files; the second holds a 304 revisit (no Content-Type of its own) of a robots.txt
+    in the first, which only reading the first file again tells is not a page."""
     folder.mkdir()
-    a = [Resp(f"http://spam{i}.example/page", html(f"cheap pills {i}", "buy " * (20 + i) + "now")) for i in range(3)]
+    robots = Resp("http://spam0.example/robots.txt", b"User-agent: *\n", content_type="text/plain")
+    a = [robots] + [Resp(f"http://spam{i}.example/page", html(f"cheap pills {i}", "buy " * (20 + i) + "now"))
+                    for i in range(3)]
     b = [Resp(f"http://news{i}.example/", html(f"news {i}", "a story about the weather " * 5),
               date="2026-02-03T04:05:06Z") for i in range(2)]
+    b.append(Resp(robots.url, b"", status="304 Not Modified", content_type="", kind="revisit",
+                  date="2026-02-03T04:05:07Z",
+                  warc_headers={"WARC-Refers-To": robots.record_id, "WARC-Profile": NOT_MODIFIED}))
     write_warc(folder / NAMES[0], a)
     write_warc(folder / NAMES[1], b)
     return [folder / n for n in NAMES]
@@ -131,8 +141,10 @@ def test_s3_bucket_gives_the_local_page_table(tmp_path, s3):
     done = _run(tmp_path, "s3", [f"s3://crawl/cc/{n}" for n in NAMES], env=env)
     assert done.returncode == 0, done.stderr
 
-    rows, files = _rows(_stages(tmp_path, "s3"))
+    remote = _stages(tmp_path, "s3")
+    rows, files = _rows(remote)
     assert rows == _rows(_stages(tmp_path, "local"))[0] and len(rows) == 5
+    assert remote["parse"]["counts"]["skipped_revisit_non_html"] == 1 and remote["parse"]["bad_records"] == []
     assert files == {f"s3://crawl/cc/{n}" for n in NAMES}
     _no_spool_left(tmp_path, "s3")
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError
-from spamflow.inputs import RemoteInputError, is_remote, local_copy
+from spamflow.inputs import RemoteInputError, local_copy
 from spamflow.parse.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.parse.warc_file import FileParse, parse_warc_file
 from spamflow.progress import progress_bar
@@ -95,7 +95,7 @@ class ParseStage(Stage):
         if revisits:
             bad.extend(_revisit_pages(revisits, sorted(pages_dir.glob("part-*.parquet")),
                                       pages_dir / "part-revisits.parquet",
-                                      [job[0] for job in jobs if not is_remote(job[0])],
+                                      _local_files([job[0] for job in jobs], pages_dir / "spool"),
                                       counts, ctx.settings.strict))
         if (pages_dir / "spool").exists():
             (pages_dir / "spool").rmdir()
@@ -107,7 +107,18 @@ class ParseStage(Stage):
                            counts=dict(counts), bad_records=bad)
 
 
-def _revisit_pages(revisits: list[Revisit], parts: list[Path], out: Path, files: list[str],
+def _local_files(locations: list[str], spool_dir: Path) -> Iterator[Path]:
+    """Each input as a local file, a remote one spooled while it is read; one that cannot be
+    downloaded is skipped (it was reported as a ``download`` bad record when parsed)."""
+    for location in locations:
+        try:
+            with local_copy(location, spool_dir) as path:
+                yield path
+        except RemoteInputError:
+            continue
+
+
+def _revisit_pages(revisits: list[Revisit], parts: list[Path], out: Path, files: Iterable[str | Path],
                    counts: Counter[str], strict: bool) -> list[dict[str, object]]:
     """Add the revisits whose original is a page to the table (``out``); count the rest and
     report those whose original is not in the input as ``unresolved_revisit``."""
