@@ -38,7 +38,9 @@ def is_paths_file(location: str) -> bool:
 def _filesystem(url: str) -> Any:
     import fsspec
 
-    return fsspec.filesystem(url.split("://", 1)[0])
+    # a fresh instance: fsspec's instance cache would keep the endpoint, credentials and
+    # listings of an earlier call (a changed object must show its new ETag)
+    return fsspec.filesystem(url.split("://", 1)[0], skip_instance_cache=True)
 
 
 def _error(url: str, exc: BaseException) -> RemoteInputError:

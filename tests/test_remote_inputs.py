@@ -175,3 +175,42 @@ def test_paths_file_lines_join_the_base_url(tmp_path):
         "s3://other/c.warc.gz"]
     with pytest.raises(RemoteInputError, match="no input.base_url"):
         read_paths_file(str(listing), None)
+
+
+def test_ingest_identity_follows_the_remote_object(tmp_path, s3, monkeypatch, plugins):
+    """Planning twice over an unchanged object gives the same ingest; rewriting it in place with
+    the same size (new ETag and Last-Modified) gives a new one; a local file keeps its old rule."""
+    from spamflow.config import parse_config
+    from spamflow.plan import plan_run
+
+    client, env = s3
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    client.put_object(Bucket="crawl", Key="x.warc.gz", Body=b"first")
+    config = parse_config("workdir: out\ninput: {warc: ['s3://crawl/x.warc.gz']}\n", plugins, path=tmp_path / "c.yaml")
+
+    def ingest() -> tuple[str, dict]:
+        stage = plan_run(config, plugins)["ingest"]
+        return stage.signature, stage.params["files"][0]
+
+    first, described = ingest()
+    assert (described["path"], described["bytes"]) == ("s3://crawl/x.warc.gz", 5)
+    assert described["etag"].strip('"') == hashlib.md5(b"first").hexdigest()
+    assert ingest()[0] == first
+    client.put_object(Bucket="crawl", Key="x.warc.gz", Body=b"other")
+    assert ingest()[0] != first
+
+
+def test_a_file_gone_before_parse_is_a_counted_download_error(tmp_path, http_root):
+    from spamflow.errors import BadInputError
+    from spamflow.stages.parse import parse_location
+
+    _, base = http_root
+    url = f"{base}/gone.warc.gz"
+    result = parse_location(url, "2026-01", str(tmp_path / "part.parquet"), max_bytes=1000, strict=False)
+    assert result.counts == {"bad_download": 1}
+    [bad] = result.bad_records
+    assert (bad["file"], bad["offset"], bad["kind"]) == (url, 0, "download")
+    with pytest.raises(BadInputError, match=url):
+        parse_location(url, "2026-01", str(tmp_path / "part.parquet"), max_bytes=1000, strict=True)
+    assert not (tmp_path / "spool").exists() or list((tmp_path / "spool").iterdir()) == []  # no spool left
