@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from spamflow.crawl.settings import CrawlSettings
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
+from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
 from spamflow.plugins import SpamflowPlugins
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
 
@@ -52,6 +53,9 @@ class InputSection(_Section):
     """Exactly one source of pages: ``warc`` files, the ``demo`` web, or a ``crawl``."""
 
     warc: list[str] | dict[str, list[str]] | None = None
+    """Local globs, ``s3://`` / ``http(s)://`` URLs, or paths files (``*.paths[.gz]``): docs/config.md."""
+    base_url: str | None = None
+    """What the relative lines of a paths file are joined to (``https://data.commoncrawl.org/``)."""
     snapshot: str | None = None
     demo: DemoInput | None = None
     crawl: CrawlSettings | list[CrawlSettings] | None = None
@@ -146,7 +150,27 @@ class Config:
         if warc is None:
             return {}
         by_label = warc if isinstance(warc, dict) else {self.model.input.snapshot: warc}
-        return {label: [str(self.base_dir / g) for g in globs] for label, globs in by_label.items()}
+        return {label: [g if is_remote(g) else str(self.base_dir / g) for g in globs]
+                for label, globs in by_label.items()}
+
+    def warc_inputs(self) -> dict[str | None, list[str]]:
+        """Every input location by snapshot label: local files (globs resolved, as
+        ``warc_files``), remote URLs as given, and the entries of paths files."""
+        out: dict[str | None, list[str]] = {}
+        for label, patterns in self.warc_globs().items():
+            found: list[str] = []
+            for pattern in patterns:
+                if is_paths_file(pattern):
+                    try:
+                        found.extend(read_paths_file(pattern, self.model.input.base_url))
+                    except RemoteInputError as exc:
+                        raise ConfigError(f"{self.where()}: input.warc: paths file {exc}") from None
+                elif is_remote(pattern):
+                    found.append(pattern)
+                else:
+                    found.extend(str(p) for p in self._glob(pattern))
+            out[label] = list(dict.fromkeys(found))
+        return out
 
     def warc_files(self) -> dict[str | None, list[Path]]:
         """Resolve globs now; a glob that matches nothing is a config error."""
@@ -154,12 +178,16 @@ class Config:
         for label, patterns in self.warc_globs().items():
             files: list[Path] = []
             for pattern in patterns:
-                hits = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
-                if not hits:
-                    raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")
-                files.extend(hits)
+                if not (is_remote(pattern) or is_paths_file(pattern)):
+                    files.extend(self._glob(pattern))
             out[label] = list(dict.fromkeys(files))
         return out
+
+    def _glob(self, pattern: str) -> list[Path]:
+        hits = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+        if not hits:
+            raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")
+        return hits
 
     def crawls(self) -> list[CrawlSettings]:
         """The crawls of ``input.crawl`` (one per snapshot), in config order."""
@@ -202,7 +230,7 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
     config.detectors = _validate_detectors(model, plugins, where, node, base)
     _check_runner(config, plugins)
     _check_crawls(config)
-    config.warc_files()  # a glob that matches nothing fails here, before anything runs
+    config.warc_inputs()  # a glob that matches nothing, or an unreadable paths file, fails here
     return config
 
 

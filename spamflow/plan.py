@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from spamflow.config import Config, detector_upstream
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
+from spamflow.inputs import RemoteInputError, is_remote, remote_identity
 from spamflow.planned import PlannedStage, stage_dir
 from spamflow.plugins import SpamflowPlugins
 from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
@@ -106,8 +107,12 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         add(IngestStage, {"from_crawl": True}, ("crawl",))
     else:
         files = []
-        for label, paths in config.warc_files().items():
-            for p in paths:
+        for label, locations in config.warc_inputs().items():
+            for loc in locations:
+                if is_remote(loc):
+                    files.append({"path": loc, "mtime_ns": 0, "snapshot": label, **_remote_identity(loc)})
+                    continue
+                p = Path(loc)
                 st = p.stat()
                 files.append({"path": str(p.resolve()), "bytes": st.st_size,
                               "mtime_ns": st.st_mtime_ns, "snapshot": label})
@@ -139,3 +144,12 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
         add(ReportStage, params, ReportStage.upstream(params, selected))
     return planned
+
+
+def _remote_identity(url: str) -> dict[str, Any]:
+    """Size, ETag and Last-Modified as the server reports them; an object the server cannot
+    describe keeps its error for ingest to count (or fail on, with --strict)."""
+    try:
+        return remote_identity(url)
+    except RemoteInputError as exc:
+        return {"bytes": -1, "error": str(exc)}

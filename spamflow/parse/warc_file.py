@@ -33,13 +33,15 @@ class FileParse:
 
 
 def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, max_bytes: int,
-                    strict: bool = False, progress: Callable[[int], None] | None = None) -> FileParse:
+                    strict: bool = False, progress: Callable[[int], None] | None = None,
+                    name: str | None = None) -> FileParse:
     """Parse every HTML response of ``path`` into the Parquet file ``out_path``; collect
     the revisits that may be pages in ``FileParse.revisits``.
 
-    ``progress`` is called with the number of bytes of the file read so far.
+    ``progress`` is called with the number of bytes of the file read so far.  ``name``: the
+    file as rows and problems name it (a remote file's URL when ``path`` is its local spool).
     """
-    result = FileParse(str(path))
+    result = FileParse(name or str(path))
     counts = result.counts
 
     def problem(file: str, offset: int, kind: str, detail: str) -> None:
@@ -51,7 +53,8 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
 
     batch = PageBatch()
     with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, compression="zstd") as writer:
-        for item in iter_records(path, wants_payload=is_html_response, max_bytes=max_bytes):
+        for item in iter_records(path, wants_payload=is_html_response, max_bytes=max_bytes,
+                                 name=result.file):
             if isinstance(item, BadRecord):
                 problem(item.file, item.offset, "unreadable", item.reason)
                 continue

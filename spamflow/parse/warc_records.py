@@ -143,22 +143,24 @@ def is_arc(path: str | Path) -> bool:
 
 
 def iter_records(path: str | Path, wants_payload: Callable[[WarcRecord], bool] = lambda r: False,
-                 max_bytes: int = 5_000_000) -> Iterator[WarcRecord | BadRecord]:
+                 max_bytes: int = 5_000_000, name: str | None = None) -> Iterator[WarcRecord | BadRecord]:
     """Every record of a WARC or ARC file (gzip per record, gzip as one stream, or not) in
     order, and a BadRecord where one fails.
 
     Records for which ``wants_payload`` is true come with their HTTP payload read (up to
     ``max_bytes``); reading it here lets a corrupt payload be reported like a corrupt header.
+    ``name``: the file as records and problems name it (a remote file's URL, not its local spool).
     """
+    name = name or str(path)
     if is_gzip(path) and is_one_stream(path):
         with decompressed_copy(path) as copy:
-            yield from _iter_file(copy.path, str(path), wants_payload, max_bytes)
+            yield from _iter_file(copy.path, name, wants_payload, max_bytes)
             if copy.error:
-                yield BadRecord(str(path), copy.error_offset,
+                yield BadRecord(name, copy.error_offset,
                                 f"file gzipped as one stream: decompression stopped after {copy.error_offset} bytes: "
                                 f"{copy.error}; the records before were read")
         return
-    yield from _iter_file(path, str(path), wants_payload, max_bytes)
+    yield from _iter_file(path, name, wants_payload, max_bytes)
 
 
 def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord], bool],

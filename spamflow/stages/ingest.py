@@ -13,14 +13,21 @@ from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError
+from spamflow.inputs import RemoteInputError, is_remote, local_copy
 from spamflow.parse.warc_records import BadRecord, iter_records, warc_date
 
 
 class WarcFile(DetectorParams):
     path: str
+    """A local path, or an ``s3://`` / ``http(s)://`` URL (``spamflow.inputs``)."""
     bytes: int
     mtime_ns: int
     snapshot: str | None = None
+    etag: str | None = None
+    """Remote objects: the server's ETag and Last-Modified are part of the identity."""
+    last_modified: str | None = None
+    error: str | None = None
+    """Why the server could not describe a remote object: a counted bad input."""
 
 
 class IngestParams(DetectorParams):
@@ -64,7 +71,9 @@ class IngestStage(Stage):
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
         assert isinstance(params, IngestParams)
-        files: list[tuple[Path, str | None]] = [(Path(f.path), f.snapshot) for f in params.files]
+        files: list[tuple[Path, str | None]] = [(Path(f.path), f.snapshot) for f in params.files
+                                                 if not is_remote(f.path)]
+        remote = [f for f in params.files if is_remote(f.path)]
         if params.from_demo:
             warc_dir = ctx.inputs["demo"]["warc"]
             files = [(p, p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
@@ -91,15 +100,41 @@ class IngestStage(Stage):
             size = path.stat().st_size
             total += size
             rows.append({"path": str(path), "snapshot": snapshot, "bytes": size})
+        for f in remote:
+            try:
+                if f.error:
+                    raise RemoteInputError(f.error)
+                with local_copy(f.path, ctx.outdir / "spool") as spooled:
+                    snapshot = f.snapshot or first_record_snapshot(spooled)
+            except RemoteInputError as exc:
+                reason = f"cannot download: {exc}"
+                if ctx.settings.strict:
+                    raise BadInputError(f"{f.path} at offset 0: {reason}") from None
+                bad.append({"file": f.path, "offset": 0, "kind": "download", "reason": reason})
+                continue
+            if snapshot is None or snapshot == UNDATED:
+                kind = "not_warc" if snapshot is None else "undated"
+                reason = ("no readable WARC record with a WARC-Date at its start" if snapshot is None else
+                          f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date")
+                if ctx.settings.strict:
+                    raise BadInputError(f"{f.path} at offset 0: {reason}")
+                bad.append({"file": f.path, "offset": 0, "kind": kind, "reason": reason})
+                if snapshot is None:
+                    continue
+            total += f.bytes
+            rows.append({"path": f.path, "snapshot": snapshot, "bytes": f.bytes})
+        if (ctx.outdir / "spool").exists():
+            (ctx.outdir / "spool").rmdir()
         with open(ctx.outdir / "warcs.jsonl", "w", encoding="utf-8") as out:
             for row in rows:
                 out.write(json.dumps(row) + "\n")
         snapshots = {str(r["snapshot"]) for r in rows}
         counts = {"files": len(rows), "bytes": total, "snapshots": len(snapshots),
                   "bad_not_warc": sum(b["kind"] == "not_warc" for b in bad)}
-        undated = sum(b["kind"] == "undated" for b in bad)
-        if undated:
-            counts["bad_undated"] = undated
+        for kind in ("undated", "download"):
+            n = sum(b["kind"] == kind for b in bad)
+            if n:
+                counts[f"bad_{kind}"] = n
         return StageResult(
             outputs={"warcs": "warcs.jsonl"},
             counts=counts,
