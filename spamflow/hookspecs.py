@@ -66,6 +66,16 @@ def spamflow_report_section(stage: str, record: dict[str, Any], assets: Path,
 
 
 @hookspec
+def spamflow_table_transforms() -> list[Callable[[dict[str, Any]], dict[str, Any]]] | None:
+    """Offer transforms for the feature tables ``spamflow train|score|evaluate --table`` read
+    (unless ``--no-link-transforms``): each takes a table's columns by name (numpy arrays of one
+    length) and returns the new columns it derives from them, by name, or an empty dict when
+    the table lacks its inputs.  Columns the table already has are never replaced.  Fires once
+    per command, in plugin order.  Returns a list of callables (None: none).
+    """
+
+
+@hookspec
 def spamflow_report_evidence_kinds() -> dict[str, str] | None:
     """Name the kinds of evidence this plugin's ``spamflow_report_evidence`` returns, each with
     its plural, in report order: ``{"quilt": "quilts"}``.

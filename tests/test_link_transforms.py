@@ -14,11 +14,19 @@ import numpy as np
 import pyarrow.csv as pacsv
 import pytest
 
-from spamflow.link_transforms import LOG_OF_ZERO, safe_div, safe_log, table_transforms, transformed_features
+from spamflow.plugins import build_plugins
 from spamflow_ensemble.commands import load_features
-from spamflow_ensemble.tables import add_link_transforms, read_table
+from spamflow_ensemble.tables import add_table_transforms, read_table
 from spamflow_links.hostgraph import graph_from_edges
 from spamflow_links.static_features import RAW_COLUMNS, STATIC_COLUMNS, TRANSFORMED_COLUMNS, static_features
+from spamflow_links.transforms import (
+    LOG_OF_ZERO,
+    safe_div,
+    safe_log,
+    table_transform,
+    table_transforms,
+    transformed_features,
+)
 
 UK2007 = Path(__file__).resolve().parents[2] / "shared" / "data" / "webspam-uk2007" / "features-train-only"
 RAW_ARFF = UK2007 / "uk-2007-05.link_based_features.csv.train.arff.gz"
@@ -122,7 +130,10 @@ def _write_link_csv(path: Path, cols: dict[str, np.ndarray]) -> None:
 def test_table_transform_adds_columns_to_the_link_group(tmp_path: Path):
     _write_link_csv(tmp_path / "links.csv", _hand_host())
     raw = read_table(tmp_path / "links.csv")
-    out, added = add_link_transforms(raw)
+    # the links plugin offers its transform through spamflow_table_transforms (the classifier knows no detector)
+    offered = build_plugins().pm.hook.spamflow_table_transforms()
+    assert [t for answer in offered if answer for t in answer] == [table_transform]
+    out, added = add_table_transforms(raw, [table_transform])
     assert added == 84 and out.X.shape == (1, raw.X.shape[1] + 84)
     assert out.groups == {"links": list(range(raw.X.shape[1] + 84))}
     col = out.features.index("links.log_OP_indegree_mp_div_pagerank_mp_CP_")
@@ -131,7 +142,7 @@ def test_table_transform_adds_columns_to_the_link_group(tmp_path: Path):
     # a table without raw link columns is left alone
     (tmp_path / "other.csv").write_text("hostid,words\n7,3\n")
     other = read_table(tmp_path / "other.csv")
-    assert add_link_transforms(other) == (other, 0)
+    assert add_table_transforms(other, [table_transform]) == (other, 0)
     # by default the commands' --table applies it; --no-link-transforms does not
     args = argparse.Namespace(config=None, table=[str(tmp_path / "links.csv")], hostnames=None, no_link_transforms=False)
     assert load_features(args, "evaluate")[0].X.shape[1] == raw.X.shape[1] + 84

@@ -22,7 +22,7 @@ from spamflow.atomic import atomic_path, write_text_atomic
 from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
 from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
 from spamflow_ensemble.rankings import DEFAULT_THRESHOLD, RankingLabels, ranking_labels
-from spamflow_ensemble.tables import FeatureTable, add_link_transforms, merge_tables, read_table
+from spamflow_ensemble.tables import FeatureTable, add_table_transforms, merge_tables, read_table
 
 
 def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
@@ -153,7 +153,11 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
         raise SystemExit(f"spamflow {command}: give -c CONFIG or at least one --table")
     tables = [name_hosts(read_table(p), hostnames) for p in args.table]
     if not args.no_link_transforms:
-        tables = [add_link_transforms(t)[0] for t in tables]
+        from spamflow.plugins import get_plugins
+
+        offered = get_plugins().pm.hook.spamflow_table_transforms()
+        transforms = [t for answer in offered if answer for t in answer]
+        tables = [add_table_transforms(t, transforms)[0] for t in tables]
     table = merge_tables(tables)
     return table, None, ", ".join(args.table), {}
 

@@ -8,6 +8,7 @@ table) as column indices, and per row its ``snapshot`` and ``host`` (or id).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError
-from spamflow.link_transforms import transformed_features
 
 KEY_COLUMNS = ("snapshot", "host")
 ID_COLUMNS = ("host", "hostid", "host_id", "id")
@@ -194,21 +194,26 @@ def read_table(path: str | Path, group: str | None = None) -> FeatureTable:
                         labels, skipped)
 
 
-def add_link_transforms(table: FeatureTable) -> tuple[FeatureTable, int]:
-    """The table with Becchetti et al.'s transformed link features appended to every group that
-    holds their raw ``_hp``/``_mp`` inputs (a Web Spam Challenge link table), and how many
-    columns were added.  Columns already present (a transformed table) are not added again."""
+def add_table_transforms(table: FeatureTable, transforms: list[Callable[[dict], dict]]) -> tuple[FeatureTable, int]:
+    """The table with the columns the plugins' ``spamflow_table_transforms`` derive appended to
+    every group that holds their inputs (e.g. the links plugin's transformed features of a Web
+    Spam Challenge link table), and how many columns were added.  Columns already present (a
+    transformed table) are not added again."""
     X, features = [table.X], list(table.features)
     groups = {g: list(cols) for g, cols in table.groups.items()}
     added = 0
     for group, cols in table.groups.items():
         prefix = f"{group}."
         raw = {table.features[c][len(prefix):]: table.X[:, c] for c in cols if table.features[c].startswith(prefix)}
-        for name, values in transformed_features(raw).items():
-            groups[group].append(len(features))
-            features.append(prefix + name)
-            X.append(values[:, None])
-            added += 1
+        for transform in transforms:
+            for name, values in transform(raw).items():
+                if name in raw:
+                    continue
+                raw[name] = values
+                groups[group].append(len(features))
+                features.append(prefix + name)
+                X.append(np.asarray(values, dtype=np.float64)[:, None])
+                added += 1
     if not added:
         return table, 0
     return FeatureTable(table.snapshot, table.host, np.hstack(X), features, groups, table.labels,

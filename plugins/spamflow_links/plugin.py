@@ -11,7 +11,7 @@ from spamflow_links.report_section import (  # the report's part of this detecto
     spamflow_report_section,
 )
 
-__all__ = ["__version__", "spamflow_register_detectors"]
+__all__ = ["__version__", "spamflow_register_detectors", "spamflow_table_transforms"]
 __all__ += ["spamflow_report_host_columns", "spamflow_report_section"]
 
 
@@ -20,3 +20,10 @@ def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> N
     from spamflow_links.detector import LinksDetector
 
     register(LinksDetector)
+
+
+@hookimpl
+def spamflow_table_transforms() -> list[Callable[[dict], dict]]:
+    from spamflow_links.transforms import table_transform
+
+    return [table_transform]

@@ -1,7 +1,7 @@
 """The per-host link features of one snapshot: the public Web Spam Challenge set (Becchetti
 et al., named as in WEBSPAM-UK2007's ``link_based_features``, host level so without the
 ``_hp``/``_mp`` suffixes), CheiRank, 2DRank, ratios, and the public set's transformed
-features (logs and ratios, :mod:`spamflow.link_transforms`). All vectorised over scipy.sparse.
+features (logs and ratios, :mod:`spamflow_links.transforms`). All vectorised over scipy.sparse.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from spamflow.link_transforms import host_transforms, transformed_features
 from spamflow_links.neighbourhood import supporters_exact, supporters_hll
 from spamflow_links.ranks import Walk, cheirank, pagerank, rank_index, truncated_pagerank, trustrank, two_d_rank
+from spamflow_links.transforms import host_transforms, transformed_features
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

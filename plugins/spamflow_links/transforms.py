@@ -6,9 +6,9 @@ the public WEBSPAM-UK2007 spelling (``L_x`` = log x, ``log_OP_..._CP_`` = log(..
 ``_mul_``, ``_m_`` = minus, ``max_OP_a_b_c_CP_``), so a name cannot drift from its formula.
 Only the 84 transformed columns whose names survive in the public (partial) copy
 ``lbt-train-gr.csv`` are defined: their formulas can be read off the names and checked
-against its values.  The links plugin applies them to its host-level columns (no suffix);
-``spamflow train|score|evaluate --table`` to ``_hp``/``_mp`` columns.  Shared by both
-plugins, so it lives in core.
+against its values.  The links plugin applies them to its host-level columns (no suffix),
+and offers them through ``spamflow_table_transforms`` to ``spamflow train|score|evaluate
+--table`` for ``_hp``/``_mp`` columns (the classifier knows no detector).
 
 The public file's conventions for values outside the functions' domains are kept:
 log(x) = -50 for x <= 0; a/0 = 1 when a = 0, else 0.  A missing (NaN) input gives NaN.
@@ -102,7 +102,11 @@ class Op(Expr):
         if self.op == "m":
             return v[0] - v[1]
         stacked = np.vstack(v)
-        return {"min": np.min, "max": np.max, "avg": np.mean}[self.op](stacked, axis=0)
+        if self.op == "min":
+            return stacked.min(axis=0)
+        if self.op == "max":
+            return stacked.max(axis=0)
+        return stacked.mean(axis=0)  # avg
 
     def inputs(self, s: str) -> set[str]:
         return set().union(*(a.inputs(s) for a in self.args))
@@ -176,3 +180,9 @@ def transformed_features(columns: Mapping[str, np.ndarray], *, host_level: bool 
     chosen = host_transforms() if host_level else table_transforms()
     return {name: e.value(columns, s) for name, e, s in chosen
             if name not in columns and e.inputs(s) <= columns.keys()}
+
+
+def table_transform(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The transform this plugin offers feature tables (``spamflow_table_transforms``): the
+    public transformed link features of a table that has their raw ``_hp``/``_mp`` inputs."""
+    return transformed_features(columns)
