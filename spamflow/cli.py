@@ -219,7 +219,9 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any, runner: DagRunner)
     host = None if args.local_scheduler else (args.scheduler_host or model.scheduler.host)
     port = args.scheduler_port or model.scheduler.port
     outcome = runner(config, plugins, settings, scheduler_host=host, scheduler_port=port)
-    manifest = json.loads(outcome.manifest.read_text())
+    from spamflow.manifest import read_manifest
+
+    manifest = read_manifest(outcome.manifest.parent)
     for name, stage in manifest["stages"].items():
         print(stage_line(name, stage))
     print(f"run.json: {outcome.manifest}")

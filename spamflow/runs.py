@@ -10,7 +10,6 @@ runner).  So no core module and no plugin imports the workflows package.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,5 +83,7 @@ class StageRunner:
             failed = ", ".join(sorted(outcome.errors)) or ", ".join(sorted(targets))
             print(f"spamflow {command}: stage {failed} failed; see {outcome.manifest}", file=sys.stderr)
             return settings, None
-        manifest: dict[str, Any] = json.loads(outcome.manifest.read_text())
+        from spamflow.manifest import read_manifest
+
+        manifest: dict[str, Any] = read_manifest(outcome.manifest.parent)
         return settings, manifest

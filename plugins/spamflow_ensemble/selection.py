@@ -98,12 +98,11 @@ def make_folds(y: np.ndarray, groups: np.ndarray | None, n_folds: int, random_st
         splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
         folds = list(splitter.split(np.zeros(len(y)), y, groups))
     for train_rows, _ in folds:
-        missing = [name for c, name in ((1, "spam"), (0, "nonspam")) if not (y[train_rows] == c).any()]
+        missing = [(c, name) for c, name in ((1, "spam"), (0, "nonspam")) if not (y[train_rows] == c).any()]
         if missing:
-            kind = missing[0]
+            c, kind = missing[0]
             spread = "" if groups is None else \
-                f" (its {int(counts[1 if kind == 'spam' else 0])} hosts share " \
-                f"{len(np.unique(groups[y == (1 if kind == 'spam' else 0)]))} group(s) by group_by)"
+                f" (its {int(counts[c])} hosts share {len(np.unique(groups[y == c]))} group(s) by group_by)"
             raise BadInputError(f"classify: a fold would train with no {kind} host{spread}; label {kind} hosts "
                                 "on more domains or IP addresses, or set group_by: none")
     return folds

@@ -27,7 +27,7 @@ def window_ngram_hashes(noise: str, n: int, window: int) -> U64:
     ``noise`` (of all of them when there are at most 2 * window, or when window is 0)."""
     if window < 0:
         raise ValueError(f"window must be 0 (all n-grams) or positive, got {window}")
-    if window == 0 or len(noise) - n + 1 <= 2 * window:
+    if window == 0 or ngram_count(noise, n) <= 2 * window:
         return ngram_hashes(noise, n)
     span = window + n - 1  # the characters of `window` consecutive n-grams
     return np.concatenate([ngram_hashes(noise[:span], n), ngram_hashes(noise[-span:], n)])

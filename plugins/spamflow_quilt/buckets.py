@@ -24,13 +24,20 @@ import numpy as np
 _32 = np.uint64(32)
 
 
-def run_starts(values: np.ndarray) -> np.ndarray:
-    """Where each run of equal values starts in a sorted array (empty for an empty one).
+def run_starts(*columns: np.ndarray) -> np.ndarray:
+    """Where each run of equal rows starts, rows sorted by the columns (empty for empty ones).
 
     >>> run_starts(np.array([1, 1, 4, 5, 5])).tolist()
     [0, 2, 3]
+    >>> run_starts(np.array([1, 1, 1]), np.array([7, 8, 8])).tolist()
+    [0, 1]
     """
-    return np.flatnonzero(np.r_[True, values[1:] != values[:-1]]) if len(values) else np.empty(0, np.intp)
+    if len(columns[0]) == 0:
+        return np.empty(0, np.intp)
+    change = np.zeros(len(columns[0]) - 1, bool)
+    for column in columns:
+        change |= column[1:] != column[:-1]
+    return np.flatnonzero(np.r_[True, change])
 
 
 def gram_bucket(grams: np.ndarray, buckets: int) -> np.ndarray:

@@ -23,7 +23,7 @@ from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
 from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, untagged
 from spamflow_quilt.servers import NO_SERVER_ID
 from spamflow_quilt.spill import GroupSpill
-from spamflow_quilt.triples import iter_unit_triples, key_starts
+from spamflow_quilt.triples import iter_unit_triples
 
 SPILL_BYTES = 256 << 20
 """Triples a cover reducer holds in memory before it spills them to disk (32 bytes each)."""
@@ -57,10 +57,12 @@ class MRQuiltCover(QuiltJob):
         else:
             raise ValueError(f"job (c) reads job (b)'s output, got a {kind!r} record under {key!r}")
 
-    def servers(self, docs: np.ndarray, domains: np.ndarray, ips: np.ndarray) -> np.ndarray:
-        """Each page's server for the foreign test: under ``none`` the page itself (only
-        d' = d is excluded)."""
-        return {"none": docs, "domain": domains, "ip": ips}[self.options.foreign]
+    def servers(self, docs: np.ndarray, domains: np.ndarray, ips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's server for the foreign test (under ``none`` the page itself: only d' = d
+        is excluded), and which pages have a known one (all under ``none``)."""
+        servers = {"none": docs, "domain": domains, "ip": ips}[self.options.foreign]
+        known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
+        return servers, known
 
     def triples(self, key, values):
         rows = rows_of(values)  # one gram bucket's rows: sized by the driver
@@ -68,8 +70,7 @@ class MRQuiltCover(QuiltJob):
             yield from self.passed_on(key, rows, b"Q")
             return
         grams, docs, domains, ips, patchy, sets = joined(rows.get(b"R"), 6)
-        servers = self.servers(docs, domains, ips)
-        known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
+        servers, known = self.servers(docs, domains, ips)
         for set_ids, reps, gram, sources in iter_unit_triples(
                 grams[known], docs[known], servers=servers[known], sets=sets[known],
                 patchy=patchy[known].astype(bool), skip_copied=self.options.c >= 2):
@@ -84,12 +85,11 @@ class MRQuiltCover(QuiltJob):
             else:
                 triples.add(*columns[1:])
         docs, n_patch, n_grams, sets, domains, ips = joined(patchy_pages, 6)
-        servers = self.servers(docs, domains, ips)
-        known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
+        servers, known = self.servers(docs, domains, ips)
         docs, n_patch, n_grams, sets, servers = docs[known], n_patch[known], n_grams[known], sets[known], servers[known]
         order = np.lexsort((docs, servers, sets))  # units: (gram set, server), named by the smallest doc
         docs, n_patch, n_grams, sets, servers = docs[order], n_patch[order], n_grams[order], sets[order], servers[order]
-        units = key_starts(sets, servers)
+        units = run_starts(sets, servers)
         unit_of = np.repeat(docs[units], np.diff(np.r_[units, len(docs)]))
         members: dict[int, list[tuple[int, int, int]]] = {}
         for rep, doc, n_patch_doc, n_grams_doc in zip(unit_of.tolist(), docs.tolist(), n_patch.tolist(),

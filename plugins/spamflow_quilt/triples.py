@@ -22,18 +22,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from spamflow_quilt.buckets import run_starts
+
 CHUNK_TRIPLES = 1 << 22
 """Triples made at once (bounds a reducer's memory at ~130 MB)."""
-
-
-def key_starts(*columns: np.ndarray) -> np.ndarray:
-    """Where each run of equal rows starts, rows sorted by the columns."""
-    if len(columns[0]) == 0:
-        return np.empty(0, np.intp)
-    change = np.zeros(len(columns[0]) - 1, bool)
-    for column in columns:
-        change |= column[1:] != column[:-1]
-    return np.flatnonzero(np.r_[True, change])
 
 
 def unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarray, sets: np.ndarray,
@@ -54,13 +46,13 @@ def iter_unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarra
     # units: the rows of one (gram, set, server), named by their smallest doc
     order = np.lexsort((docs, servers, sets, grams))
     grams, docs, servers, sets, patchy = grams[order], docs[order], servers[order], sets[order], patchy[order]
-    units = key_starts(grams, sets, servers)
+    units = run_starts(grams, sets, servers)
     u_gram, u_set, u_server, u_rep, u_patchy = grams[units], sets[units], servers[units], docs[units], patchy[units]
     # candidates: the units of one (gram, set) by rep; the first two name it for any server
     order = np.lexsort((u_rep, u_set, u_gram))
     u_gram, u_set, u_server, u_rep, u_patchy = (u_gram[order], u_set[order], u_server[order], u_rep[order],
                                                 u_patchy[order])
-    first = key_starts(u_gram, u_set)
+    first = run_starts(u_gram, u_set)
     size = np.diff(np.r_[first, len(u_gram)])
     second = np.where(size >= 2, first + 1, first)
     c_gram = u_gram[first]
