@@ -24,6 +24,8 @@ OLD_PATHS = {
     "spamflow.pages": "spamflow.parse.pages",
     "spamflow.html_text": "spamflow.parse.html_text",
     "spamflow.charset": "spamflow.parse.charset",
+    "spamflow.warc_records": "spamflow.parse.warc_records",
+    "spamflow.revisits": "spamflow.parse.revisits",
 }
 
 
