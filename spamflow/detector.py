@@ -102,6 +102,10 @@ class DetectorParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    execution_keys: ClassVar[frozenset[str]] = frozenset()
+    """Keys that choose how the stage runs, never what it produces (``engine``, a size
+    threshold): left out of the stage's signature, like the runner and the workers."""
+
 
 @dataclass(frozen=True)
 class StageOutputs:
@@ -135,6 +139,12 @@ class RunSettings:
     progress: bool | None = None
     """Progress bars: True always, False never, None when stderr is a terminal
     (:func:`spamflow.progress.progress_bar` applies it)."""
+
+    @property
+    def on_cluster(self) -> bool:
+        """The MapReduce runner spreads work over machines (or Spark executors), so a stage
+        with a MapReduce engine should use it rather than this one process."""
+        return self.runner in ("spark", "hadoop", "emr")
 
 
 @dataclass

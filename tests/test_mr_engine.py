@@ -1,0 +1,58 @@
+"""The engine choice (in-process or MapReduce) is an execution knob: it picks the code path
+but never changes a stage's signature."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import spamflow
+from spamflow.config import parse_config
+from spamflow.detector import Detector, DetectorParams, RunSettings, StageContext, StageResult
+from spamflow.mr import use_mapreduce
+from spamflow.plan import plan_run
+from spamflow.plugins import build_plugins
+
+
+def test_use_mapreduce_follows_engine_runner_and_size() -> None:
+    laptop, cluster = RunSettings(runner="local"), RunSettings(runner="spark")
+    assert use_mapreduce("mapreduce", laptop) and not use_mapreduce("memory", cluster)
+    assert not use_mapreduce("auto", laptop) and use_mapreduce("auto", cluster)
+    assert use_mapreduce("auto", laptop, size=11, above=10)
+    assert not use_mapreduce("auto", laptop, size=10, above=10)
+    assert [RunSettings(runner=r).on_cluster for r in ("inline", "local", "spark", "hadoop", "emr")] == \
+        [False, False, True, True, True]
+
+
+class CountParams(DetectorParams):
+    engine: Literal["auto", "memory", "mapreduce"] = "auto"
+    mapreduce_above: int = 1000
+    k: int = 3
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
+
+
+class Count(Detector):
+    name = "count"
+    Params = CountParams
+
+    def run(self, ctx: StageContext) -> StageResult:  # pragma: no cover - planned, not run
+        return StageResult(outputs={})
+
+
+class CountPlugin:
+    @spamflow.hookimpl
+    def spamflow_register_detectors(self, register):
+        register(Count)
+
+
+def test_execution_keys_stay_out_of_the_signature(tmp_path) -> None:
+    plugins = build_plugins(extra={"count-plugin": CountPlugin()})
+
+    def planned(params: str):
+        text = f"workdir: out\ninput: {{demo: {{seed: 0}}}}\ndetectors:\n  count: {params}\n"
+        return plan_run(parse_config(text, plugins, path=tmp_path / "c.yaml"), plugins)["count"]
+
+    base = planned("{}")
+    same = [planned("{engine: mapreduce}"), planned("{engine: memory, mapreduce_above: 5}")]
+    assert {p.signature for p in same} == {base.signature}
+    assert same[0].params["engine"] == "mapreduce"  # the stage still gets the knob
+    assert planned("{k: 4}").signature != base.signature
