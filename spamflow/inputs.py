@@ -88,6 +88,30 @@ def read_paths_file(location: str, base_url: str | None) -> list[str]:
     return out
 
 
+HEAD_BYTES = 1 << 20
+"""How much of a remote file ingest reads to find its first WARC-Date."""
+
+
+@contextmanager
+def head_copy(location: str, spool_dir: Path, nbytes: int = HEAD_BYTES) -> Iterator[Path]:
+    """A local file holding the first ``nbytes`` of ``location`` (the file itself if local), for
+    looking at a remote file's first records without downloading all of it; deleted on exit."""
+    if not is_remote(location):
+        yield Path(location)
+        return
+    spool_dir.mkdir(parents=True, exist_ok=True)
+    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-head"
+    try:
+        try:
+            with _filesystem(location).open(location, "rb", block_size=nbytes) as fh:
+                spool.write_bytes(fh.read(nbytes))
+        except Exception as exc:  # noqa: BLE001
+            raise _error(location, exc) from exc
+        yield spool
+    finally:
+        spool.unlink(missing_ok=True)
+
+
 @contextmanager
 def local_copy(location: str, spool_dir: Path) -> Iterator[Path]:
     """A local path to read ``location`` from: itself if local, else a spool file in

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError
-from spamflow.inputs import RemoteInputError, is_remote, local_copy
+from spamflow.inputs import HEAD_BYTES, RemoteInputError, head_copy, is_remote, local_copy
 from spamflow.parse.warc_records import BadRecord, iter_records, warc_date
 
 
@@ -71,65 +71,38 @@ class IngestStage(Stage):
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
         assert isinstance(params, IngestParams)
-        files: list[tuple[Path, str | None]] = [(Path(f.path), f.snapshot) for f in params.files
-                                                 if not is_remote(f.path)]
-        remote = [f for f in params.files if is_remote(f.path)]
-        if params.from_demo:
-            warc_dir = ctx.inputs["demo"]["warc"]
-            files = [(p, p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
-        if params.from_crawl:
-            warc_dir = ctx.inputs["crawl"]["warc"]
-            files = [(p, p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
+        files = list(params.files)
+        if params.from_demo or params.from_crawl:
+            warc_dir = ctx.inputs["demo" if params.from_demo else "crawl"]["warc"]
+            files = [WarcFile(path=str(p), bytes=p.stat().st_size, mtime_ns=0, snapshot=p.parent.name)
+                     for p in sorted(warc_dir.glob("*/*.warc.gz"))]
         rows: list[dict[str, str | int]] = []
         bad: list[dict[str, object]] = []
-        total = 0
-        for path, label in files:
-            snapshot = label or first_record_snapshot(path)
-            if snapshot is None:
-                reason = "no readable WARC record with a WARC-Date at its start"
-                if ctx.settings.strict:
-                    raise BadInputError(f"{path} at offset 0: {reason}")
-                bad.append({"file": str(path), "offset": 0, "kind": "not_warc", "reason": reason})
-                continue
-            if snapshot == UNDATED:
-                reason = (f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date; "
-                          f"snapshot '{UNDATED}' (give the file a snapshot label in the config)")
-                if ctx.settings.strict:
-                    raise BadInputError(f"{path} at offset 0: {reason}")
-                bad.append({"file": str(path), "offset": 0, "kind": "undated", "reason": reason})
-            size = path.stat().st_size
-            total += size
-            rows.append({"path": str(path), "snapshot": snapshot, "bytes": size})
-        for f in remote:
+        for f in files:
             try:
                 if f.error:
                     raise RemoteInputError(f.error)
-                with local_copy(f.path, ctx.outdir / "spool") as spooled:
-                    snapshot = f.snapshot or first_record_snapshot(spooled)
+                snapshot = f.snapshot or _snapshot_of(f, ctx.outdir / "spool")
             except RemoteInputError as exc:
-                reason = f"cannot download: {exc}"
-                if ctx.settings.strict:
-                    raise BadInputError(f"{f.path} at offset 0: {reason}") from None
-                bad.append({"file": f.path, "offset": 0, "kind": "download", "reason": reason})
+                _report(bad, f.path, "download", f"cannot download: {exc}", ctx.settings.strict)
                 continue
-            if snapshot is None or snapshot == UNDATED:
-                kind = "not_warc" if snapshot is None else "undated"
-                reason = ("no readable WARC record with a WARC-Date at its start" if snapshot is None else
-                          f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date")
-                if ctx.settings.strict:
-                    raise BadInputError(f"{f.path} at offset 0: {reason}")
-                bad.append({"file": f.path, "offset": 0, "kind": kind, "reason": reason})
-                if snapshot is None:
-                    continue
-            total += f.bytes
-            rows.append({"path": f.path, "snapshot": snapshot, "bytes": f.bytes})
+            if snapshot is None:
+                _report(bad, f.path, "not_warc", "no readable WARC record with a WARC-Date at its start",
+                        ctx.settings.strict)
+                continue
+            if snapshot == UNDATED:
+                _report(bad, f.path, "undated",
+                        f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date; "
+                        f"snapshot '{UNDATED}' (give the file a snapshot label in the config)", ctx.settings.strict)
+            size = f.bytes if is_remote(f.path) else Path(f.path).stat().st_size
+            rows.append({"path": f.path, "snapshot": snapshot, "bytes": size})
         if (ctx.outdir / "spool").exists():
             (ctx.outdir / "spool").rmdir()
         with open(ctx.outdir / "warcs.jsonl", "w", encoding="utf-8") as out:
             for row in rows:
                 out.write(json.dumps(row) + "\n")
         snapshots = {str(r["snapshot"]) for r in rows}
-        counts = {"files": len(rows), "bytes": total, "snapshots": len(snapshots),
+        counts = {"files": len(rows), "bytes": sum(int(r["bytes"]) for r in rows), "snapshots": len(snapshots),
                   "bad_not_warc": sum(b["kind"] == "not_warc" for b in bad)}
         for kind in ("undated", "download"):
             n = sum(b["kind"] == kind for b in bad)
@@ -140,6 +113,25 @@ class IngestStage(Stage):
             counts=counts,
             bad_records=bad,
         )
+
+
+def _snapshot_of(f: WarcFile, spool_dir: Path) -> str | None:
+    """The snapshot of an unlabelled file from its first records: a remote file's first MiB
+    is read first, and all of it only when that does not settle it (a first record longer
+    than the head, or no date in it)."""
+    with head_copy(f.path, spool_dir) as head:
+        snapshot = first_record_snapshot(head)
+    if snapshot not in (None, UNDATED) or not is_remote(f.path) or f.bytes <= HEAD_BYTES:
+        return snapshot
+    with local_copy(f.path, spool_dir) as whole:
+        return first_record_snapshot(whole)
+
+
+def _report(bad: list[dict[str, object]], location: str, kind: str, reason: str, strict: bool) -> None:
+    """A bad input file: an error under ``--strict``, else a counted ``bad_<kind>`` record."""
+    if strict:
+        raise BadInputError(f"{location} at offset 0: {reason}")
+    bad.append({"file": location, "offset": 0, "kind": kind, "reason": reason})
 
 
 def read_warc_list(path: Path) -> list[dict[str, object]]:
