@@ -232,3 +232,17 @@ def test_spark_local_mode_equals_the_in_process_stage(tmp_path, corpus, monkeypa
     memory = _parse(tmp_path, "memory", warcs, "memory")
     _same_stage_output(_parse(tmp_path, "spark", warcs, "auto", runner="spark",
                               runner_args=("--spark-master", "local[2]")), memory)
+
+
+@pytest.mark.parametrize("n", [1, 5, 256, 257, 600])
+def test_listing_holds_every_file_once_in_order_over_at_most_256_files(tmp_path, n):
+    """One input file per WARC file while there are few (a task each on Spark too), then
+    contiguous runs of lines: every job exactly once, in input order."""
+    from spamflow.stages.parse import LISTING_FILES, _write_listing
+
+    jobs = [FileJob(f"/data/f{i}.warc.gz", "2026-01", i, "/out/pages", MAX_BYTES, False) for i in range(n)]
+    folder = tmp_path / str(n)
+    folder.mkdir()
+    paths = _write_listing(jobs, folder)
+    assert len(paths) == n if n <= LISTING_FILES else len(paths) <= LISTING_FILES
+    assert [FileJob.from_json(line) for p in paths for line in p.read_text().splitlines()] == jobs

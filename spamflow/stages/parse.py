@@ -26,6 +26,9 @@ from spamflow.stages.ingest import read_warc_list
 
 __all__ = ["ParseParams", "ParseStage", "parse_location"]  # parse_location: its old home
 
+LISTING_FILES = 256
+"""At most this many input files for the MapReduce job (``_write_listing``)."""
+
 
 class ParseParams(DetectorParams):
     max_bytes: int = 5_000_000
@@ -133,11 +136,11 @@ def _parse_with_job(jobs: list[FileJob], settings: RunSettings) -> list[FilePars
     """Each file by a map task of ``MRParse``; the results in input order, as ``_parse_here``
     gives them.  Under ``--strict`` the first file (in input order) that stopped at a bad
     record raises its error, as the in-process loop does."""
+    if not jobs:
+        return []
     with tempfile.TemporaryDirectory(prefix="spamflow-parse-") as tmp:
-        listing = Path(tmp) / "files.jsonl"
-        listing.write_text("".join(job.to_json() + "\n" for job in jobs), encoding="utf-8")
-        out = run_job(MRParse, [listing], Path(tmp) / "results.jsonl", runner=settings.runner,
-                      runner_args=settings.runner_args)
+        out = run_job(MRParse, _write_listing(jobs, Path(tmp)), Path(tmp) / "results.jsonl",
+                      runner=settings.runner, runner_args=settings.runner_args)
         lines = out.read_text(encoding="utf-8").splitlines()
     results: dict[int, FileParse] = {}
     errors: dict[int, str] = {}
@@ -154,6 +157,19 @@ def _parse_with_job(jobs: list[FileJob], settings: RunSettings) -> list[FilePars
         raise SpamflowError(f"MapReduce job MRParse returned no result for {len(missing)} of {len(jobs)} "
                             f"input files, the first {missing[0]}")
     return [results[job.part] for job in jobs]
+
+
+def _write_listing(jobs: list[FileJob], folder: Path) -> list[Path]:
+    """The job's input: one JSON line per WARC file, spread over up to ``LISTING_FILES``
+    files, because Spark splits a small text file into only two partitions (two tasks) but
+    gives every input file at least one; Hadoop reads each line as its own task anyway."""
+    per_file = -(-len(jobs) // LISTING_FILES)  # ceiling
+    paths = []
+    for k, start in enumerate(range(0, len(jobs), per_file)):
+        path = folder / f"files-{k:05d}.jsonl"
+        path.write_text("".join(job.to_json() + "\n" for job in jobs[start:start + per_file]), encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 def _local_files(locations: list[str], spool_dir: Path) -> Iterator[Path]:
