@@ -27,7 +27,7 @@ from spamflow.errors import BadInputError, SpamflowError
 from spamflow.parse.file_job import FileJob, read_result_line
 from spamflow.stages.parse import ParseParams, ParseStage
 
-from conftest import assert_close
+from conftest import assert_close, shared_data
 from warc_factory import Resp, html, warc_bytes, warc_with_content_length
 
 NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
@@ -193,11 +193,37 @@ def test_auto_keeps_the_local_table_in_process_on_hadoop_and_mapreduce_says_why(
         _parse(tmp_path, "yarn", warcs, "mapreduce", runner="spark", runner_args=("--spark-master", "yarn"))
 
 
-def test_engine_is_not_part_of_the_stage_identity():
-    from spamflow.config import ParseSection
+def test_real_warc_samples_give_the_same_table_inline(tmp_path):
+    """The real sample files (Common Crawl, ClueWeb09, ARC, brotli bodies, the 2014 data.gov.uk
+    crawl whose second file's revisits resolve against the first) on the inline runner."""
+    from spamflow.stages.ingest import first_record_snapshot
 
-    assert ParseSection(engine="mapreduce").engine == "mapreduce"
-    assert "engine" in ParseParams.execution_keys
+    folder = shared_data("warc-samples")
+    files = sorted(p for p in folder.iterdir() if p.name.endswith((".warc.gz", ".arc.gz"))
+                   and not p.name.endswith((".wat.gz", ".wet.gz")))
+    warcs = [{"path": str(p), "snapshot": first_record_snapshot(p) or "undated", "bytes": p.stat().st_size}
+             for p in files]
+    memory = _parse(tmp_path, "memory", warcs, "memory")
+    assert memory[1].counts["revisit_pages"] > 0 and len(memory[0]) > 100
+    _same_stage_output(_parse(tmp_path, "inline", warcs, "mapreduce"), memory)
+
+
+def test_engine_is_a_config_key_outside_the_stage_identity(tmp_path, plugins):
+    """``parse.engine`` is accepted in YAML and changes no signature: switching engines
+    redoes nothing, since both give the same table."""
+    from spamflow.config import load_config
+    from spamflow.plan import plan_run
+
+    (tmp_path / "a.warc.gz").write_bytes(warc_bytes(_pages(1, "http://a.example.com/p"))[0])
+    signatures = {}
+    for engine in ("", "auto", "memory", "mapreduce"):
+        parse = f"parse: {{engine: {engine}}}\n" if engine else ""
+        (tmp_path / "c.yaml").write_text(f"workdir: out\ninput: {{warc: ['*.warc.gz']}}\n{parse}"
+                                         "detectors: {obvious: {}}\n")
+        plan = plan_run(load_config(tmp_path / "c.yaml", plugins), plugins)
+        assert plan["parse"].params["engine"] == (engine or "auto")
+        signatures[engine] = {name: stage.signature for name, stage in plan.items()}
+    assert all(s == signatures[""] for s in signatures.values())
 
 
 def test_hadoop_streaming_mapper_reads_nline_input(tmp_path, corpus):
