@@ -235,6 +235,10 @@ def test_hadoop_streaming_mapper_reads_nline_input(tmp_path, corpus):
     script = Path(importlib.util.find_spec("spamflow.parse.mr_parse").origin)  # type: ignore[union-attr, arg-type]
     done = subprocess.run([sys.executable, str(script), "--step-num=0", "--mapper"], input=f"123\t{job.to_json()}\n",
                           capture_output=True, text=True, check=True, timeout=300, env=dict(os.environ))
+    from spamflow.parse.mr_parse import NLINE_INPUT_FORMAT, MRParse
+
+    assert [MRParse(args=["-r", r]).hadoop_input_format() for r in ("hadoop", "emr", "spark", "local", "inline")] \
+        == [NLINE_INPUT_FORMAT, NLINE_INPUT_FORMAT, None, None, None]
     [line] = done.stdout.splitlines()
     part, result = read_result_line(line)
     assert part == 7 and not isinstance(result, str)
