@@ -99,6 +99,8 @@ class ParseSection(_Section):
 
     max_bytes: int = Field(5_000_000, ge=1024)
     """HTML bodies longer than this are parsed up to this many bytes and counted as truncated."""
+    engine: Literal["auto", "memory", "mapreduce"] = "auto"
+    """In this process (``memory``) or as a map-only mrjob job (``mapreduce``); the same pages."""
 
 
 class ReportSettings(_Section):

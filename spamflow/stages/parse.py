@@ -1,49 +1,41 @@
 """Stage ``parse``: every HTML response of the input WARC files becomes a row of the
-``pages`` Parquet dataset (one part file per WARC file), in parallel over files."""
+``pages`` Parquet dataset (one part file per WARC file), in parallel over files: in this
+process (``workers`` processes) or as the map-only mrjob job ``spamflow.parse.mr_parse``
+(``parse.engine``).  Revisits are then resolved here, across files, either way."""
 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import ClassVar
 
-from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
-from spamflow.errors import BadInputError
+from spamflow.detector import DetectorParams, RunSettings, Stage, StageContext, StageResult
+from spamflow.errors import BadInputError, SpamflowError
 from spamflow.inputs import RemoteInputError, local_copy
+from spamflow.mr import Engine, run_job, use_mapreduce
+from spamflow.parse.file_job import FileJob, parse_location, read_result_line, run_file_job
+from spamflow.parse.mr_parse import MRParse
 from spamflow.parse.revisits import Revisit, non_html_originals, resolve_revisits
-from spamflow.parse.warc_file import FileParse, parse_warc_file
+from spamflow.parse.warc_file import FileParse
 from spamflow.progress import progress_bar
 from spamflow.stages.ingest import read_warc_list
+
+__all__ = ["ParseParams", "ParseStage", "parse_location"]  # parse_location: its old home
+
+LISTING_FILES = 256
+"""At most this many input files for the MapReduce job (``_write_listing``)."""
 
 
 class ParseParams(DetectorParams):
     max_bytes: int = 5_000_000
-
-
-def _parse_one(args: tuple[str, str, str, int, bool]) -> FileParse:
-    path, snapshot, out, max_bytes, strict = args
-    return parse_location(path, snapshot, out, max_bytes=max_bytes, strict=strict)
-
-
-def parse_location(location: str, snapshot: str, out: str, *, max_bytes: int, strict: bool,
-                   progress: Callable[[int], None] | None = None) -> FileParse:
-    """``parse_warc_file`` of a local path, or of a remote file downloaded to a spool file
-    beside ``out`` (deleted after); a download that fails is a counted bad input."""
-    try:
-        with local_copy(location, Path(out).parent / "spool") as path:
-            return parse_warc_file(path, snapshot, out, max_bytes=max_bytes, strict=strict,
-                                   progress=progress, name=location)
-    except RemoteInputError as exc:
-        reason = f"cannot download: {exc}"
-        if strict:
-            raise BadInputError(f"{location} at offset 0: download: {reason} (drop --strict to count and go on)") \
-                from None
-        result = FileParse(location)
-        result.counts["bad_download"] += 1
-        result.bad_records.append({"file": location, "offset": 0, "kind": "download", "reason": reason})
-        return result
+    engine: Engine = "auto"
+    """``auto``: the MapReduce job when the runner is a cluster one whose tasks can write the
+    stage's folder (today Spark ``local[N]``), else this process (docs/parse.md)."""
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine"})
 
 
 class ParseStage(Stage):
@@ -62,29 +54,13 @@ class ParseStage(Stage):
         warcs = read_warc_list(ctx.inputs["ingest"]["warcs"])
         pages_dir = ctx.outdir / "pages"
         pages_dir.mkdir()
-        jobs = [(str(w["path"]), str(w["snapshot"]), str(pages_dir / f"part-{i:05d}.parquet"),
-                 params.max_bytes, ctx.settings.strict) for i, w in enumerate(warcs)]
+        jobs = [FileJob(str(w["path"]), str(w["snapshot"]), i, str(pages_dir), params.max_bytes,
+                        ctx.settings.strict) for i, w in enumerate(warcs)]
         sizes = [int(w["bytes"]) for w in warcs]  # type: ignore[call-overload]
-        total_bytes = sum(sizes)
-        results: list[FileParse] = []
-        bar = progress_bar(total=total_bytes, unit="B", unit_scale=True, desc="parse",
-                           setting=ctx.settings.progress)
-        with bar:
-            if ctx.settings.workers > 1 and len(jobs) > 1:
-                with ProcessPoolExecutor(max_workers=ctx.settings.workers) as pool:
-                    for size, result in zip(sizes, pool.map(_parse_one, jobs)):
-                        results.append(result)
-                        bar.update(size)
-            else:
-                for (path, snapshot, out, max_bytes, strict), size in zip(jobs, sizes):
-                    done = bar.n
-
-                    def progress(offset: int, base: int = done) -> None:
-                        bar.update(base + offset - bar.n)
-
-                    results.append(parse_location(path, snapshot, out, max_bytes=max_bytes,
-                                                  strict=strict, progress=progress))
-                    bar.update(done + size - bar.n)
+        if _use_job(params.engine, ctx.settings, pages_dir):
+            results = _parse_with_job(jobs, ctx.settings)
+        else:
+            results = _parse_here(jobs, sizes, ctx.settings)
         counts: Counter[str] = Counter()
         bad: list[dict[str, object]] = []
         revisits: list[Revisit] = []
@@ -95,7 +71,7 @@ class ParseStage(Stage):
         if revisits:
             bad.extend(_revisit_pages(revisits, sorted(pages_dir.glob("part-*.parquet")),
                                       pages_dir / "part-revisits.parquet",
-                                      _local_files([job[0] for job in jobs], pages_dir / "spool"),
+                                      _local_files([job.location for job in jobs], pages_dir / "spool"),
                                       counts, ctx.settings.strict))
         if (pages_dir / "spool").exists():
             (pages_dir / "spool").rmdir()
@@ -105,6 +81,95 @@ class ParseStage(Stage):
         counts["files"] = len(jobs)
         return StageResult(outputs={"pages": "pages", "bad_records": "bad_records.jsonl"},
                            counts=dict(counts), bad_records=bad)
+
+
+def _parse_here(jobs: list[FileJob], sizes: list[int], settings: RunSettings) -> list[FileParse]:
+    """Each file in this process, or in ``workers`` processes; the results in input order."""
+    results: list[FileParse] = []
+    bar = progress_bar(total=sum(sizes), unit="B", unit_scale=True, desc="parse", setting=settings.progress)
+    with bar:
+        if settings.workers > 1 and len(jobs) > 1:
+            with ProcessPoolExecutor(max_workers=settings.workers) as pool:
+                for size, result in zip(sizes, pool.map(run_file_job, jobs)):
+                    results.append(result)
+                    bar.update(size)
+        else:
+            for job, size in zip(jobs, sizes):
+                done = bar.n
+
+                def progress(offset: int, base: int = done) -> None:
+                    bar.update(base + offset - bar.n)
+
+                results.append(run_file_job(job, progress=progress))
+                bar.update(done + size - bar.n)
+    return results
+
+
+def _tasks_share_this_disk(settings: RunSettings) -> bool:
+    """The runner's tasks run on this machine (inline, local, Spark ``local[N]``), so they can
+    write the stage's local folder; Hadoop's, EMR's and a Spark cluster's cannot."""
+    if settings.runner in ("hadoop", "emr"):
+        return False
+    if settings.runner == "spark":
+        args = list(settings.runner_args)
+        master = args[args.index("--spark-master") + 1] if "--spark-master" in args[:-1] else "local"
+        return master.startswith("local")
+    return True
+
+
+def _use_job(engine: Engine, settings: RunSettings, pages_dir: Path) -> bool:
+    """Whether to run the MapReduce job.  ``auto`` stays in this process when the job's tasks
+    could not write the local page table; ``mapreduce`` then fails, saying why."""
+    if not use_mapreduce(engine, settings):
+        return False
+    if _tasks_share_this_disk(settings):  # the workdir is a local folder (shared storage: a later change)
+        return True
+    if engine == "auto":
+        return False
+    raise SpamflowError(f"parse.engine: mapreduce on the {settings.runner!r} runner: its tasks run on other "
+                        f"machines and cannot write the page table into the local folder {pages_dir}; the "
+                        "stage's output must be on storage they share, which the workdir cannot be yet. "
+                        "Use parse.engine auto or memory, or runner local, or spark with a local[N] master")
+
+
+def _parse_with_job(jobs: list[FileJob], settings: RunSettings) -> list[FileParse]:
+    """Each file by a map task of ``MRParse``; the results in input order, as ``_parse_here``
+    gives them.  Under ``--strict`` the first file (in input order) that stopped at a bad
+    record raises its error, as the in-process loop does."""
+    if not jobs:
+        return []
+    with tempfile.TemporaryDirectory(prefix="spamflow-parse-") as tmp:
+        out = run_job(MRParse, _write_listing(jobs, Path(tmp)), Path(tmp) / "results.jsonl",
+                      runner=settings.runner, runner_args=settings.runner_args)
+        lines = out.read_text(encoding="utf-8").splitlines()
+    results: dict[int, FileParse] = {}
+    errors: dict[int, str] = {}
+    for line in lines:
+        part, outcome = read_result_line(line)
+        if isinstance(outcome, str):
+            errors[part] = outcome
+        else:
+            results[part] = outcome
+    if errors:
+        raise BadInputError(errors[min(errors)])
+    missing = [job.location for job in jobs if job.part not in results]
+    if missing:
+        raise SpamflowError(f"MapReduce job MRParse returned no result for {len(missing)} of {len(jobs)} "
+                            f"input files, the first {missing[0]}")
+    return [results[job.part] for job in jobs]
+
+
+def _write_listing(jobs: list[FileJob], folder: Path) -> list[Path]:
+    """The job's input: one JSON line per WARC file, spread over up to ``LISTING_FILES``
+    files, because Spark splits a small text file into only two partitions (two tasks) but
+    gives every input file at least one; Hadoop reads each line as its own task anyway."""
+    per_file = -(-len(jobs) // LISTING_FILES)  # ceiling
+    paths = []
+    for k, start in enumerate(range(0, len(jobs), per_file)):
+        path = folder / f"files-{k:05d}.jsonl"
+        path.write_text("".join(job.to_json() + "\n" for job in jobs[start:start + per_file]), encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 def _local_files(locations: list[str], spool_dir: Path) -> Iterator[Path]:
