@@ -18,6 +18,7 @@ import pytest
 from spamflow.detector import RunSettings, StageContext
 from spamflow.inputs import HEAD_BYTES, remote_identity
 from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
+
 from warc_factory import Resp, html, write_warc
 
 pytest.importorskip("fsspec", reason="fsspec reads http:// inputs")
