@@ -159,10 +159,8 @@ def test_corpus_job_counts_like_a_count_by_hand(demo_pages, on_inline):
     got_words, got_terms = {}, {}
     for line in (out / "work" / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
         key, value = (json.loads(f) for f in line.split("\t"))
-        if key[0] == "w":
-            got_words[key[1]] = value
-        else:
-            got_terms[key[1]] = value
+        kind, name = key.split("\t")
+        (got_words if kind == "w" else got_terms)[name] = value
     assert got_words == {w: n for w, n in words.items() if w not in STOP_WORDS}
     assert got_terms == {t: sorted([d, n] for d, n in docs.items()) for t, docs in terms.items()}
     ranked = sorted((w for w in words if w not in STOP_WORDS), key=lambda w: (-words[w], w))[:max(TOP_K)]

@@ -67,10 +67,11 @@ def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path) -> tup
     words: dict[str, int] = {}
     postings: dict[str, list[list[Any]]] = {}
     for key, value in inputs.run(MRContentCorpus, work / "corpus.jsonl", []):
-        if key[0] == "w":
-            words[key[1]] = value
+        kind, name = key.split("\t", 1)
+        if kind == "w":
+            words[name] = value
         else:
-            postings[key[1]] = value
+            postings[name] = value
     counts = pa.table({"word": pa.array(list(words), pa.string()), "n": pa.array(list(words.values()), pa.int64())})
     terms = sorted(postings)
     row_of = {key: i for i, key in enumerate(doc_keys)}
@@ -94,7 +95,7 @@ def page_and_host_tables(inputs: JobInputs, popular: PopularTerms, work: Path) -
                      encoding="utf-8")
     rows: dict[str, list[list[Any]]] = {"page": [], "host": []}
     for key, value in inputs.run(MRContentPages, work / "pages.jsonl", ["--popular", str(lists)]):
-        rows[key[0]].append(value)
+        rows[key].append(value)
     pages = _table(rows["page"], PAGE_SCHEMA).sort_by([("snapshot", "ascending"), ("host", "ascending"),
                                                        ("doc_id", "ascending")])
     hosts = _table(rows["host"], host_schema()).sort_by([("snapshot", "ascending"), ("host", "ascending")])

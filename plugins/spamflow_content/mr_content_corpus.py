@@ -7,10 +7,11 @@ reads each part's sampled pages and emits, per batch, the occurrences of each no
 (snapshot and host, for BM25), both through the functions the in-process stage uses; the
 combiner and the first reducer sum them; the second step groups a term's documents.
 
-Output lines (JSON key, JSON value):
+Output lines (JSON key, JSON value); keys are strings, as Spark's combiners need hashable keys
+(words, terms and hosts hold no tab):
 
-* ``["w", word]`` → its occurrences in the sampled pages;
-* ``["t", term]`` → its postings ``[["snapshot\\thost", occurrences], ...]`` sorted by
+* ``"w\\tWORD"`` → its occurrences in the sampled pages;
+* ``"t\\tTERM"`` → its postings ``[["SNAPSHOT\\tHOST", occurrences], ...]`` sorted by
   document: the term's document frequency is their number, its collection frequency their sum.
 """
 
@@ -51,7 +52,7 @@ class MRContentCorpus(MRJob):
         self.sampled_ids = pq.read_table(self.options.sample, columns=["doc_id"])["doc_id"].combine_chunks()
         self.terms = TermIndex()  # this task's stems, so a word is stemmed once per task
 
-    def count_part(self, _: None, path: str) -> Iterator[tuple[list[str], int]]:
+    def count_part(self, _: None, path: str) -> Iterator[tuple[str, int]]:
         if not path.strip():
             return
         for table in part_batches(path.strip(), CORPUS_COLUMNS):
@@ -61,22 +62,23 @@ class MRContentCorpus(MRJob):
             words = count_words(pc.list_flatten(filled_lists(table["words"])))
             for word, n in zip(words["word"].to_pylist(), words["n"].to_pylist()):
                 if word not in STOP_WORDS:  # never in the ranked list: spare the shuffle
-                    yield ["w", word], n
+                    yield f"w\t{word}", n
             for doc, term, n in named_term_counts(table, self.terms):
-                yield ["t", term, doc], n
+                yield f"t\t{term}\t{doc}", n
 
-    def add_up(self, key: list[str], counts: Iterable[int]) -> Iterator[tuple[list[str], int]]:
+    def add_up(self, key: str, counts: Iterable[int]) -> Iterator[tuple[str, int]]:
         yield key, sum(counts)
 
-    def by_term(self, key: list[str], counts: Iterable[int]) -> Iterator[tuple[list[str], Any]]:
+    def by_term(self, key: str, counts: Iterable[int]) -> Iterator[tuple[str, Any]]:
         total = sum(counts)
-        if key[0] == "w":
+        if key.startswith("w\t"):
             yield key, total
         else:
-            yield ["t", key[1]], [key[2], total]
+            _, term, doc = key.split("\t", 2)
+            yield f"t\t{term}", [doc, total]
 
-    def postings(self, key: list[str], values: Iterable[Any]) -> Iterator[tuple[list[str], Any]]:
-        if key[0] == "w":
+    def postings(self, key: str, values: Iterable[Any]) -> Iterator[tuple[str, Any]]:
+        if key.startswith("w\t"):
             yield key, sum(values)  # one value: step 1 summed it
         else:
             yield key, sorted(values)

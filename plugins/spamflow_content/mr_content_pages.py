@@ -8,8 +8,9 @@ saved corpus statistics).  The mapper counts each host's pages and measures its 
 pages with ``page_batch.measured_pages``; the reducer, keyed by (snapshot, host), aggregates
 them with ``host_features.host_features``: the in-process stage's functions both.
 
-Output lines (JSON key, JSON value): ``["page"]`` → a row of ``page_batch.PAGE_SCHEMA``,
-``["host"]`` → a row of ``host_features.host_schema()``, values in schema order.
+Output lines (JSON key, JSON value): ``"page"`` → a row of ``page_batch.PAGE_SCHEMA``,
+``"host"`` → a row of ``host_features.host_schema()``, values in schema order.  Keys are
+strings (``SNAPSHOT\\tHOST`` between the steps), as Spark's combiners need hashable keys.
 """
 
 from __future__ import annotations
@@ -51,14 +52,14 @@ class MRContentPages(MRJob):
             lists = json.load(fh)
         self.popular = PopularTerms(corpus=lists["corpus"], query=lists["query"])
 
-    def measure_part(self, _: None, path: str) -> Iterator[tuple[list[str], list[Any]]]:
+    def measure_part(self, _: None, path: str) -> Iterator[tuple[str, list[Any]]]:
         if not path.strip():
             return
         for table in part_batches(path.strip(), list(MEASURED_COLUMNS)):
             table = table.filter(pc.not_equal(table["host"], ""))  # pages without a host are not featurised
             counts = pc.value_counts(doc_keys(table))
             for key, n in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
-                yield key.split("\t"), ["n", n]
+                yield key, ["n", n]
             table = sampled(table, self.sampled_ids)
             if table.num_rows == 0:
                 continue
@@ -68,9 +69,9 @@ class MRContentPages(MRJob):
             pages = pages.append_column("is_home", flags["is_home"]).append_column(
                 "is_max_linked", flags["is_max_linked"])
             for row in zip(*(pages[name].to_pylist() for name in pages.column_names)):
-                yield [row[0], row[1]], ["p", list(row)]
+                yield f"{row[0]}\t{row[1]}", ["p", list(row)]
 
-    def add_counts(self, key: list[str], values: Iterable[list[Any]]) -> Iterator[tuple[list[str], list[Any]]]:
+    def add_counts(self, key: str, values: Iterable[list[Any]]) -> Iterator[tuple[str, list[Any]]]:
         total = 0
         for value in values:
             if value[0] == "n":
@@ -80,8 +81,8 @@ class MRContentPages(MRJob):
         if total:
             yield key, ["n", total]
 
-    def host_rows(self, key: list[str], values: Iterable[list[Any]]) -> Iterator[tuple[list[str], list[Any]]]:
-        snapshot, host = key
+    def host_rows(self, key: str, values: Iterable[list[Any]]) -> Iterator[tuple[str, list[Any]]]:
+        snapshot, host = key.split("\t")
         total, rows = 0, []
         for value in values:
             if value[0] == "n":
@@ -92,9 +93,9 @@ class MRContentPages(MRJob):
         pages = pages.sort_by([("doc_id", "ascending")])  # the in-process page order
         counts = pa.table({"snapshot": [snapshot], "host": [host], "pages": pa.array([total], pa.int64())})
         for row in pages.to_pylist():
-            yield ["page"], list(row.values())
+            yield "page", list(row.values())
         for row in host_features(pages, counts).to_pylist():
-            yield ["host"], list(row.values())
+            yield "host", list(row.values())
 
 
 if __name__ == "__main__":
