@@ -23,9 +23,12 @@ import pyarrow.parquet as pq
 import pytest
 import scipy.sparse as sp
 
+from spamflow.config import parse_config
 from spamflow.demo import write_demo
 from spamflow.detector import RunSettings, StageContext, StageOutputs
 from spamflow.parse.pages import PAGE_SCHEMA
+from spamflow.plan import plan_run
+from spamflow.plugins import build_plugins
 from spamflow_content.corpus import CorpusStats
 from spamflow_content.detector import ContentDetector, featurise
 from spamflow_content.measures import TOP_K
@@ -234,6 +237,16 @@ def test_engine_choice_and_execution_keys(tmp_path):
     """engine and mapreduce_above choose how the stage runs, not what it makes: they are
     execution keys; auto runs the jobs above the threshold only (``work/`` holds their inputs)."""
     assert ContentParams.execution_keys == {"engine", "mapreduce_above"}
+    plugins = build_plugins()
+
+    def planned(params: str):
+        text = f"workdir: out\ninput: {{demo: {{seed: 0}}}}\ndetectors:\n  content: {params}\n"
+        return plan_run(parse_config(text, plugins, path=tmp_path / "c.yaml"), plugins)["content"]
+
+    base = planned("{}")
+    assert planned("{engine: mapreduce, mapreduce_above: 0}").signature == base.signature
+    assert planned("{engine: mapreduce}").params["engine"] == "mapreduce"
+    assert planned("{max_pages: 5}").signature != base.signature
     pages = small_pages(tmp_path / "pages")  # 8 pages
     _stage_run(pages, tmp_path / "auto", ContentParams())
     _stage_run(pages, tmp_path / "above", ContentParams(mapreduce_above=7))
