@@ -103,6 +103,7 @@ def page_and_host_tables(inputs: JobInputs, popular: PopularTerms, work: Path) -
 
 
 def _table(rows: list[list[Any]], schema: pa.Schema) -> pa.Table:
-    columns = list(zip(*rows)) if rows else [[] for _ in schema]
+    """Rows of values in schema order as a table of ``schema`` (empty when there are none)."""
+    columns: list[list[Any]] = [[row[i] for row in rows] for i in range(len(schema))]
     return pa.table([pa.array(c, f.type) for c, f in zip(columns, schema)], schema=schema)
 
