@@ -202,7 +202,10 @@ def test_bad_query_terms_file_is_the_same_error_on_both_engines(text, message, t
             run_content(pages, tmp_path / f"out-{runner}", ContentParams(query_terms=str(terms)), runner)
 
 
-def test_small_table_split_over_parts_and_a_page_without_host(tmp_path):
+def test_small_table_split_over_parts_and_a_page_without_host(tmp_path, monkeypatch):
+    import spamflow_content.mapreduce
+
+    monkeypatch.setattr(spamflow_content.mapreduce, "READ_ROWS", 2)  # the driver reads the output in chunks
     pages = small_pages(tmp_path / "pages")
     params = ContentParams(min_df=0.0, max_df=1.0)
     mem = run_content(pages, tmp_path / "m", params, None)
