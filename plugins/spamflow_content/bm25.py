@@ -43,6 +43,14 @@ class TermIndex:
             self._word_term[word] = term
         return np.fromiter((self._word_term[w] for w in distinct_words), dtype=np.int64, count=len(distinct_words))
 
+    @classmethod
+    def of_terms(cls, terms: list[str]) -> TermIndex:
+        """An index of terms already stemmed and counted elsewhere (the MapReduce corpus job)."""
+        index = cls()
+        index.terms = list(terms)
+        index._term_id = {t: i for i, t in enumerate(index.terms)}
+        return index
+
     def id_of(self, term: str) -> int | None:
         return self._term_id.get(term)
 

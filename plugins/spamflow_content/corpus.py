@@ -55,6 +55,21 @@ class CorpusStats:
             raise ValueError(f"detectors.content.corpus_stats: {path}: {exc}") from exc
 
 
+def count_words(flat_words: pa.Array) -> pa.Table:
+    """``word``, ``n``: the occurrences of each distinct word of ``flat_words`` (one batch of
+    pages; both engines count a batch with this)."""
+    counts = pc.value_counts(flat_words)
+    return pa.table({"word": counts.field("values"), "n": counts.field("counts")})
+
+
+def top_words(counts: pa.Table, k: int) -> list[str]:
+    """The ``k`` most frequent non-stop words of a ``word``, ``n`` table with one row per
+    word, ties broken by the word."""
+    table = counts.filter(pc.invert(pc.is_in(counts["word"], value_set=pa.array(sorted(STOP_WORDS)))))
+    table = table.sort_by([("n", "descending"), ("word", "ascending")])
+    return table["word"].slice(0, k).to_pylist()
+
+
 class WordCounter:
     """Occurrences of every word over the batches it is given, to rank the corpus words."""
 
@@ -62,8 +77,7 @@ class WordCounter:
         self._parts: list[pa.Table] = []
 
     def add(self, flat_words: pa.Array) -> None:
-        counts = pc.value_counts(flat_words)
-        self._parts.append(pa.table({"word": counts.field("values"), "n": counts.field("counts")}))
+        self._parts.append(count_words(flat_words))
         if len(self._parts) >= 64:  # keep the number of parts (and memory) bounded
             self._parts = [self._merged()]
 
@@ -75,7 +89,4 @@ class WordCounter:
 
     def top(self, k: int) -> list[str]:
         """The ``k`` most frequent non-stop words, ties broken by the word."""
-        table = self._merged()
-        table = table.filter(pc.invert(pc.is_in(table["word"], value_set=pa.array(sorted(STOP_WORDS)))))
-        table = table.sort_by([("n", "descending"), ("word", "ascending")])
-        return table["word"].slice(0, k).to_pylist()
+        return top_words(self._merged(), k)

@@ -14,18 +14,20 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
-from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.detector import Detector, RunSettings, StageContext, StageResult
+from spamflow.mr import use_mapreduce
 from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_content import bm25, temporal
-from spamflow_content.corpus import CorpusStats, WordCounter
+from spamflow_content import mapreduce as mapreduce_jobs
+from spamflow_content.corpus import CorpusStats, WordCounter, top_words
 from spamflow_content.host_features import host_features
-from spamflow_content.measures import MEASURES, PAGE_COLUMNS, TOP_K, PopularTerms, page_measures
+from spamflow_content.measures import TOP_K, PopularTerms
+from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_SCHEMA, filled_lists, measured_pages
+from spamflow_content.page_batch import doc_keys as page_doc_keys
 from spamflow_content.params import ContentParams
 from spamflow_content.sampling import choose_sample, home_rank, in_degrees, normal_url
 from spamflow_content.text import load_query_terms
-
-BATCH_ROWS = 2048
 
 
 class ContentDetector(Detector):
@@ -36,6 +38,7 @@ class ContentDetector(Detector):
     Params = ContentParams
     host_tables = (PerHostTable("hosts"),)  # the WSC content features; see docs/content.md
     requires = ("parse",)
+    uses_mapreduce = True  # engine: mapreduce, or auto on a cluster runner or over mapreduce_above pages
 
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
@@ -43,50 +46,35 @@ class ContentDetector(Detector):
         pages = ds.dataset(ctx.inputs["parse"]["pages"], format="parquet")
         stats = CorpusStats.load(params.corpus_stats) if params.corpus_stats else None
         counts: Counter[str] = Counter()
-        return featurise(pages, ctx.outdir, params, stats, counts, progress=ctx.settings.progress)
+        on_mapreduce = use_mapreduce(params.engine, ctx.settings, size=pages.count_rows(), above=params.mapreduce_above)
+        return featurise(pages, ctx.outdir, params, stats, counts, progress=ctx.settings.progress,
+                         mapreduce=ctx.settings if on_mapreduce else None)
 
 
 def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: CorpusStats | None,
-              counts: Counter[str], progress: bool | None = False) -> StageResult:
-    """Everything the stage writes, from a page dataset; ``stats`` given means incremental."""
+              counts: Counter[str], progress: bool | None = False, mapreduce: RunSettings | None = None) -> StageResult:
+    """Everything the stage writes, from a page dataset; ``stats`` given means incremental;
+    ``mapreduce`` given means the corpus statistics, page measures and host features come from
+    the two MapReduce jobs on its runner (``docs/content.md``), with the same results."""
     index = _page_index(pages, params.max_pages, counts, progress)
-    sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
     hosts = sorted(set(index["host"].to_pylist()))
     snapshots = sorted(set(index["snapshot"].to_pylist()))
-    doc_keys = pa.array([f"{s}\t{h}" for s in snapshots for h in hosts], pa.string())
-    sample_filter = pc.field("doc_id").isin(sampled_ids)
-    n_sampled = len(sampled_ids)
+    doc_keys = [f"{s}\t{h}" for s in snapshots for h in hosts]
+    n_sampled = int(pc.sum(index["sampled"]).as_py() or 0)
+    query = load_query_terms(params.query_terms) if stats is None else stats.query_terms
 
-    if stats is None:
-        words = WordCounter()
-        for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words", progress):
-            words.add(pc.list_flatten(batch.column("words")))
-        popular = PopularTerms(corpus=words.top(max(TOP_K)), query=load_query_terms(params.query_terms))
+    if mapreduce is None:
+        popular, tf, terms, page_table, host_table = _in_memory(pages, index, doc_keys, stats, query, progress)
     else:
-        popular = PopularTerms(corpus=stats.corpus_words, query=stats.query_terms)
-
-    terms = bm25.TermIndex()
-    pieces: list[tuple[np.ndarray, ...]] = []
-    measured: list[pa.Table] = []
-    flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
-    columns = ["doc_id", "snapshot", "host", "url", *PAGE_COLUMNS]
-    for batch in _batches(pages, columns, sample_filter, n_sampled, "content: measures", progress):
-        table = pa.Table.from_batches([batch])
-        values = page_measures(table, popular)
-        doc = np.asarray(pc.index_in(pc.binary_join_element_wise(table["snapshot"], table["host"], "\t"),
-                                     value_set=doc_keys), dtype=np.int64)
-        pieces.append(bm25.count_terms(_lists(table["words"]), doc, terms))
-        measured.append(pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
-                                  "url": table["url"], **{m: values[m] for m in MEASURES}}))
-    page_table = _concat(measured, _MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
-    page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
+        work = outdir / "work"
+        inputs = mapreduce_jobs.job_inputs(pages, index, work, mapreduce.runner, mapreduce.runner_args)
+        word_counts, tf, terms = mapreduce_jobs.corpus_statistics(inputs, doc_keys, work)
+        popular = PopularTerms(corpus=top_words(word_counts, max(TOP_K)), query=query) if stats is None else \
+            PopularTerms(corpus=stats.corpus_words, query=query)
+        page_table, host_table = mapreduce_jobs.page_and_host_tables(inputs, popular, work)
     pq.write_table(page_table, outdir / "pages.parquet")
-    page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
-        ["snapshot", "host", "pages"])
-    host_table = host_features(page_table, page_counts)
     pq.write_table(host_table, outdir / "hosts.parquet")
 
-    tf = bm25.doc_term_matrix(pieces, len(doc_keys), len(terms.terms))
     outputs = {"hosts": "hosts.parquet", "pages": "pages.parquet"}
     new_stats = _write_bm25(tf, terms, hosts, snapshots, params, stats, popular, outdir, outputs, counts)
     new_stats.save(outdir / "corpus_stats.json")
@@ -94,6 +82,41 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
     counts.update(hosts=len(hosts), snapshots=len(snapshots), sampled_pages=n_sampled,
                   host_rows=host_table.num_rows, vocabulary=len(new_stats.vocabulary))
     return StageResult(outputs=outputs, counts=dict(counts))
+
+
+def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: CorpusStats | None,
+               query: list[str], progress: bool | None) -> tuple[PopularTerms, sp.csr_matrix, bm25.TermIndex,
+                                                                 pa.Table, pa.Table]:
+    """The in-process engine: popular words, the documents × terms counts and the page and
+    host tables, streaming the sampled pages in batches."""
+    sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
+    sample_filter = pc.field("doc_id").isin(sampled_ids)
+    n_sampled = len(sampled_ids)
+    if stats is None:
+        words = WordCounter()
+        for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words", progress):
+            words.add(pc.list_flatten(filled_lists(batch.column("words"))))
+        popular = PopularTerms(corpus=words.top(max(TOP_K)), query=query)
+    else:
+        popular = PopularTerms(corpus=stats.corpus_words, query=query)
+
+    terms = bm25.TermIndex()
+    pieces: list[tuple[np.ndarray, ...]] = []
+    measured: list[pa.Table] = []
+    key_set = pa.array(doc_keys, pa.string())
+    for batch in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures", progress):
+        table = pa.Table.from_batches([batch])
+        measured.append(measured_pages(table, popular))
+        doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
+        pieces.append(bm25.count_terms(filled_lists(table["words"]), doc, terms))
+    flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
+    page_table = _concat(measured, MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
+    page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
+    page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
+        ["snapshot", "host", "pages"])
+    host_table = host_features(page_table, page_counts)
+    tf = bm25.doc_term_matrix(pieces, len(doc_keys), len(terms.terms))
+    return popular, tf, terms, page_table, host_table
 
 
 def _write_bm25(tf: sp.csr_matrix, terms: bm25.TermIndex, hosts: list[str], snapshots: list[str],
@@ -165,7 +188,7 @@ def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progres
     degree = np.zeros(len(keys), dtype=np.int64)
     total = 0
     for batch in _batches(pages, ["doc_id", "snapshot", "links"], None, counts["pages"], "content: links", progress):
-        links = _lists(batch.column("links"))
+        links = filled_lists(batch.column("links"))
         parent = np.asarray(pc.list_parent_indices(links), dtype=np.int64)
         source = np.asarray(pc.index_in(batch.column("doc_id"), value_set=position).fill_null(-1), dtype=np.int64)
         targets = pc.struct_field(pc.list_flatten(links), "url").fill_null("")
@@ -182,13 +205,6 @@ def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progres
         "is_home", pa.array(is_home)).append_column("is_max_linked", pa.array(is_max))
 
 
-def _lists(column: pa.ChunkedArray | pa.Array) -> pa.ListArray:
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if array.null_count:
-        array = pc.if_else(pc.is_null(array), pa.scalar([], array.type), array)
-    return array
-
-
 def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | None, total: int, desc: str,
              progress: bool | None):
     bar = progress_bar(total=total, unit="page", desc=desc, setting=progress, leave=False)
@@ -200,10 +216,6 @@ def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | Non
                 bar.update(batch.num_rows)
     finally:
         bar.close()
-
-
-_MEASURED_SCHEMA = pa.schema([("snapshot", pa.string()), ("host", pa.string()), ("doc_id", pa.int64()),
-                              ("url", pa.string()), *((m, pa.float64()) for m in MEASURES)])
 
 
 def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:

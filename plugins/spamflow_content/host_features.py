@@ -22,6 +22,12 @@ def feature_names() -> list[str]:
     return [f"{block}_{24 * b + i + 1}" for b, block in enumerate(BLOCKS) for i in range(len(MEASURES))]
 
 
+def host_schema() -> pa.Schema:
+    """The stage's ``hosts.parquet``: the keys, the host's page counts and the 96 features."""
+    return pa.schema([("snapshot", pa.string()), ("host", pa.string()), ("pages", pa.int64()),
+                      ("sampled_pages", pa.int64()), *((name, pa.float64()) for name in feature_names())])
+
+
 def host_features(pages: pa.Table, page_counts: pa.Table) -> pa.Table:
     """Aggregate per-page measures to hosts.
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from spamflow.detector import DetectorParams, InputPath
+from spamflow.mr import Engine
 
 
 class ContentParams(DetectorParams):
@@ -25,6 +26,12 @@ class ContentParams(DetectorParams):
     corpus_stats: InputPath | None = Field(None, description=(
         "corpus_stats.json of an earlier run: featurise against its popular words, vocabulary and IDF "
         "instead of this corpus's"))
+    engine: Engine = Field("auto", description=(
+        "memory: in this process; mapreduce: the corpus statistics, page measures and host features as "
+        "two mrjob jobs on mapreduce.runner; auto: mapreduce on a cluster runner or above mapreduce_above pages"))
+    mapreduce_above: int | None = Field(5_000_000, ge=0, description=(
+        "engine auto: run the jobs when the page table has more pages than this (null: only on a cluster runner)"))
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
 
     @model_validator(mode="after")
     def _df_range(self) -> ContentParams:

@@ -10,14 +10,32 @@ features need, each from a maintained library or a shipped file with provenance.
 
 from __future__ import annotations
 
+import ast
 import functools
+import importlib.util
 from importlib import resources
 from pathlib import Path
 
 import Stemmer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS)
+
+def _english_stop_words() -> frozenset[str]:
+    """scikit-learn's ``ENGLISH_STOP_WORDS``, read from its own module file without importing
+    the ``sklearn`` package (~1 s, paid again in each task process of a MapReduce job); the
+    package import when that file is not there as a plain file (a zipped install) or holds no
+    such list."""
+    spec = importlib.util.find_spec("sklearn")
+    origin = Path(spec.origin).parent / "feature_extraction" / "_stop_words.py" if spec and spec.origin else None
+    if origin is not None and origin.is_file():
+        for node in ast.parse(origin.read_text(encoding="utf-8")).body:  # ENGLISH_STOP_WORDS = frozenset([...])
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args
+                    and [getattr(t, "id", None) for t in node.targets] == ["ENGLISH_STOP_WORDS"]):
+                return frozenset(ast.literal_eval(node.value.args[0]))
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+STOP_WORDS: frozenset[str] = _english_stop_words()
 DEFAULT_QUERY_TERMS = "data/query_terms.txt"
 
 

@@ -1,0 +1,192 @@
+"""The whole DAG at scale: seconds, peak memory and temporary disk per stage, and how each
+grows with the corpus.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_scale.py                       # 10^5 and 10^6 pages, local runner
+    .venv/bin/python benchmarks/bench_scale.py --pages 10000 100000  # quicker
+    .venv/bin/python benchmarks/bench_scale.py --pages 100000 --runner spark   # Spark local[2]
+
+For each size it writes a synthetic web (``scale_web.py``: two snapshots, ``pages / 2`` pages
+each, real-prose text, link farms, quilts, copies, template sites), then runs
+``spamflow run`` on it with every built-in detector, the classifier and the report,
+``workers: 2``, the given MapReduce runner.  While the run goes, a sampler reads ``/proc``
+every 0.5 s: the largest resident set of any process of the run, and the bytes under the
+run's temporary folder (``TMPDIR`` is pointed into the benchmark's folder, so mrjob's and
+Spark's scratch space is counted) plus the stages' unpublished directories.  Each sample is
+charged to the stages running at that moment (their ``.<stage>-<sig>.tmp-<pid>`` folders
+exist), so with two stages at once both are charged: an upper bound.
+
+Printed per stage: seconds (from ``stage.json``), peak RSS of the largest process, peak
+temporary bytes as a multiple of the run's input WARC bytes, and between consecutive sizes
+the growth ratio ``(t2 / t1) * 10 / (n2 / n1)`` (10.0 = linear in the corpus).  Targets
+(issue "Scale out"): 10^6 pages under an hour on 2 cores, no ratio above 11.5, no process
+above 4 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from scale_web import config_text, generate  # noqa: E402
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and all its descendants, from /proc (no psutil needed)."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            children[int(fields[1])].append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _bytes_under(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class Sampler(threading.Thread):
+    """Charges the run's largest process and its temporary bytes to the stages running."""
+
+    def __init__(self, pid: int, stages: Path, tmp: Path) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.stages, self.tmp = pid, stages, tmp
+        self.peak_rss: dict[str, int] = defaultdict(int)
+        self.peak_tmp: dict[str, int] = defaultdict(int)
+        self.run_peak_rss = 0
+        self.done = threading.Event()
+
+    def running(self) -> list[tuple[str, Path]]:
+        if not self.stages.is_dir():
+            return []
+        return [(p.name[1:].split("-", 1)[0], p) for p in self.stages.iterdir()
+                if p.name.startswith(".") and ".tmp-" in p.name]
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            rss = max((_rss(p) for p in _tree(self.pid)), default=0)
+            self.run_peak_rss = max(self.run_peak_rss, rss)
+            running = self.running()
+            if not running:
+                continue
+            scratch = _bytes_under(self.tmp)
+            for name, folder in running:
+                self.peak_rss[name] = max(self.peak_rss[name], rss)
+                self.peak_tmp[name] = max(self.peak_tmp[name], scratch + _bytes_under(folder))
+
+
+def run_size(pages: int, folder: Path, runner: str, runner_args: tuple[str, ...]) -> dict:
+    web = folder / f"web-{pages}"
+    started = time.time()
+    info = generate(web, pages // 2)
+    gen_seconds = time.time() - started
+    input_bytes = sum(p.stat().st_size for p in web.rglob("*.warc.gz"))
+    config = web / "scale.yaml"
+    config.write_text(config_text(web, web / "run", runner, runner_args))
+    tmp = folder / f"tmp-{pages}"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")
+    started = time.time()
+    proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=open(web / "run.log", "wb"))
+    sampler = Sampler(proc.pid, web / "run" / "stages", tmp)
+    sampler.start()
+    code = proc.wait()
+    sampler.done.set()
+    sampler.join()
+    wall = time.time() - started
+    if code != 0:
+        raise SystemExit(f"spamflow run failed ({code}) on {pages} pages; see {web / 'run.log'}")
+    stages = json.loads((web / "run" / "run.json").read_text())["stages"]
+    per_stage = {}
+    for name, record in stages.items():
+        per_stage[name] = {"seconds": float(record.get("seconds") or 0.0),
+                           "peak_rss": sampler.peak_rss.get(name, 0), "peak_tmp": sampler.peak_tmp.get(name, 0)}
+    return {"pages": info["pages"], "hosts": info["hosts"], "input_bytes": input_bytes, "generate_s": gen_seconds,
+            "wall_s": wall, "peak_rss": sampler.run_peak_rss, "stages": per_stage}
+
+
+def report(results: list[dict]) -> None:
+    names = sorted({n for r in results for n in r["stages"]}, key=lambda n: list(results[-1]["stages"]).index(n)
+                   if n in results[-1]["stages"] else 99)
+    for r in results:
+        print(f"\n{r['pages']:,} pages, {r['hosts']:,} hosts, {r['input_bytes'] / 2**20:,.0f} MiB of WARC: "
+              f"{r['wall_s']:,.0f} s end to end ({r['pages'] / r['wall_s']:,.0f} pages/s), "
+              f"largest process {r['peak_rss'] / 2**30:.2f} GiB (generation {r['generate_s']:,.0f} s, not counted)")
+        print(f"  {'stage':<10} {'seconds':>9} {'pages/s':>9} {'peak RSS':>10} {'tmp/input':>10}")
+        for name in names:
+            s = r["stages"].get(name)
+            if s is None:
+                continue
+            rate = r["pages"] / s["seconds"] if s["seconds"] else float("inf")
+            print(f"  {name:<10} {s['seconds']:>9.1f} {rate:>9,.0f} {s['peak_rss'] / 2**20:>8,.0f} MB "
+                  f"{s['peak_tmp'] / r['input_bytes']:>9.2f}x")
+    for small, big in zip(results, results[1:]):
+        scale = big["pages"] / small["pages"]
+        print(f"\ngrowth {small['pages']:,} -> {big['pages']:,} pages (10.0 = linear, target <= 11.5):")
+        for name in names:
+            a, b = small["stages"].get(name), big["stages"].get(name)
+            if a and b and a["seconds"] > 0:
+                print(f"  {name:<10} {b['seconds'] / a['seconds'] * 10 / scale:>6.1f}")
+        print(f"  {'total':<10} {big['wall_s'] / small['wall_s'] * 10 / scale:>6.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", type=int, nargs="+", default=[100_000, 1_000_000],
+                    help="corpus sizes, pages over both snapshots (default: 10^5 and 10^6)")
+    ap.add_argument("--runner", default="local", choices=["inline", "local", "spark"])
+    ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    args = ap.parse_args(argv)
+    runner_args = ("--spark-master", "local[2]") if args.runner == "spark" else ()
+    with tempfile.TemporaryDirectory(prefix="spamflow-scale-") as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        results = []
+        for pages in args.pages:
+            results.append(run_size(pages, folder, args.runner, runner_args))
+            print(json.dumps(results[-1]), file=sys.stderr)
+        report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

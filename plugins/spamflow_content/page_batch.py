@@ -1,0 +1,83 @@
+"""One batch of sampled pages to what the stage needs from it: the per-page measures (a row
+per page), the words it adds to the corpus counts and its stemmed terms per virtual document.
+
+The in-process stage and the MapReduce mappers (``mr_content_corpus.py``,
+``mr_content_pages.py``) both go through these functions, so the two engines cannot drift.
+Imports nothing of spamflow but the word rule (``spamflow.words``, standard library and
+NumPy), which the MapReduce path ships to the workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from spamflow_content import bm25
+from spamflow_content.measures import MEASURES, PAGE_COLUMNS, PopularTerms, page_measures
+
+BATCH_ROWS = 2048
+"""Pages per batch, on both engines."""
+
+MEASURED_COLUMNS = ("doc_id", "snapshot", "host", "url", *PAGE_COLUMNS)
+"""Page-table columns the measures read, with the page's keys."""
+
+MEASURED_SCHEMA = pa.schema([("snapshot", pa.string()), ("host", pa.string()), ("doc_id", pa.int64()),
+                             ("url", pa.string()), *((m, pa.float64()) for m in MEASURES)])
+"""A row per page: its keys and the 24 measures."""
+
+PAGE_SCHEMA = MEASURED_SCHEMA.append(pa.field("is_home", pa.bool_())).append(pa.field("is_max_linked", pa.bool_()))
+"""The stage's ``pages.parquet``: the measured rows with the page's sampling flags."""
+
+
+def filled_lists(column: pa.ChunkedArray | pa.Array) -> pa.ListArray:
+    """A list column as one array, null lists as empty ones (a page without words or links)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if array.null_count:
+        array = pc.if_else(pc.is_null(array), pa.scalar([], array.type), array)
+    return array
+
+
+def doc_keys(table: pa.Table) -> pa.Array:
+    """``snapshot \\t host`` of each page: the name of its host's virtual document."""
+    return pc.binary_join_element_wise(table["snapshot"], table["host"], "\t").combine_chunks()
+
+
+def measured_pages(table: pa.Table, popular: PopularTerms) -> pa.Table:
+    """The keys and the 24 measures of every page of ``table`` (``MEASURED_SCHEMA``)."""
+    values = page_measures(table, popular)
+    return pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
+                     "url": table["url"], **{m: values[m] for m in MEASURES}}, schema=MEASURED_SCHEMA)
+
+
+def named_term_counts(table: pa.Table, index: bm25.TermIndex) -> Iterator[tuple[str, str, int]]:
+    """(virtual document, stemmed term, occurrences) of one batch, one per distinct pair:
+    ``bm25.count_terms`` with the documents and terms named rather than numbered."""
+    encoded = pc.dictionary_encode(doc_keys(table))
+    docs, terms, counts = bm25.count_terms(filled_lists(table["words"]),
+                                           np.asarray(encoded.indices, dtype=np.int64), index)
+    names = encoded.dictionary.to_pylist()
+    for doc, term, n in zip(docs.tolist(), terms.tolist(), counts.tolist()):
+        yield names[doc], index.terms[term], n
+
+
+def part_batches(path: str, columns: list[str]) -> Iterator[pa.Table]:
+    """The batches of one Parquet part of the page table, ``BATCH_ROWS`` rows at most; a path
+    with a scheme (``s3://``, ``hdfs://``) is read through its pyarrow file system."""
+    if "://" in path:
+        fs, where = pafs.FileSystem.from_uri(path)
+        source = fs.open_input_file(where)
+    else:
+        source = pa.OSFile(path, "rb")
+    with source, pq.ParquetFile(source) as part:
+        for batch in part.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            yield pa.Table.from_batches([batch])
+
+
+def sampled(table: pa.Table, sampled_ids: pa.Array) -> pa.Table:
+    """The rows of ``table`` whose ``doc_id`` is in the sample."""
+    return table.filter(pc.is_in(table["doc_id"], value_set=sampled_ids))
