@@ -200,3 +200,15 @@ def test_real_pages_cluster_the_same(tmp_path):
     expected = _in_memory(snapshots, params)
     assert expected["real"][1].edges > 1000  # real templates and real near-duplicates
     _assert_same(cluster_snapshots_mapreduce(iter(snapshots.items()), params, tmp_path / "work", "inline"), expected)
+
+
+def test_an_empty_page_table_gives_empty_outputs_with_the_jobs_too(tmp_path):
+    from spamflow.detector import StageContext, StageOutputs
+    from spamflow_hss.detector import HSSDetector
+
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "out").mkdir()
+    parse = StageOutputs("parse", tmp_path, {"pages": tmp_path / "pages"}, {})
+    result = HSSDetector().run(StageContext(HSSParams(engine="mapreduce"), {"parse": parse}, tmp_path / "out"))
+    assert result.counts["clusters"] == 0 and (tmp_path / "out" / "clusters.jsonl").read_text() == ""
+    assert cluster_snapshots_mapreduce(iter([]), HSSParams(), tmp_path / "work", "inline") == {}

@@ -51,6 +51,8 @@ def cluster_snapshots_mapreduce(snapshots: Iterable[tuple[str, U64]], params: HS
             for start in range(0, len(fingerprints), 4096):
                 for row, line in enumerate(fingerprints[start:start + 4096].astype(">u8"), start):
                     fh.write(f"{number}\t{row}\t{line.tobytes().hex()}\n")
+    if not names:
+        return {}
     output = run_job(MRProbeCheck, [work / "probe_input.tsv"], work / "probe_pairs.tsv", runner=runner,
                      args=_job_args(params), runner_args=runner_args)
     pairs: list[list[tuple[int, int]]] = [[] for _ in names]
