@@ -21,18 +21,19 @@ def score_mapreduce(model: Path, X: np.ndarray, work: Path, runner: str,
     work.mkdir(parents=True, exist_ok=True)
     rows = work / "score_rows.tsv"
     with open(rows, "w", encoding="ascii") as fh:
-        for row, values in enumerate(X.tolist()):
-            fh.write(f"{row}\t{','.join(map(repr, values))}\n")
+        for number, values in enumerate(X.tolist()):
+            fh.write(f"{number}\t{','.join(map(repr, values))}\n")
     output = run_job(MRScore, [rows], work / "scores.tsv", runner=runner, args=["--model", str(model)],
                      runner_args=runner_args)
     scores = np.full(len(X), np.nan)
     seen = np.zeros(len(X), bool)
     with open(output, encoding="ascii") as fh:
         for number, line in enumerate(fh, 1):
-            row, value = line.rstrip("\n").split("\t")
-            if seen[int(row)]:
+            key, value = line.rstrip("\n").split("\t")
+            row = int(key)
+            if seen[row]:
                 raise SpamflowError(f"{output}, line {number}: row {row} scored twice by the mr_score job")
-            seen[int(row)], scores[int(row)] = True, float(value)
+            seen[row], scores[row] = True, float(value)
     if not seen.all():
         raise SpamflowError(f"{output}: the mr_score job returned no score for {int((~seen).sum())} of the "
                             f"{len(X)} rows of {rows} (first: row {int(np.flatnonzero(~seen)[0])})")
