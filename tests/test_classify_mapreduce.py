@@ -56,6 +56,7 @@ def test_the_job_scores_as_the_trained_ensemble_does(model, tmp_path, runner):
     assert found.shape == expected.shape and not np.isnan(found).any()
     np.testing.assert_allclose(found, expected, rtol=0, atol=1e-12)
     assert len(set(np.round(expected, 6).tolist())) > 50  # real, varied scores
+    assert score_mapreduce(path, X[:0], tmp_path / "none", runner).shape == (0,)  # nothing to score: no job
 
 
 def _stage_inputs(tmp_path: Path) -> tuple[dict[str, StageOutputs], Path]:

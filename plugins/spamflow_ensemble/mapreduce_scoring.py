@@ -18,6 +18,8 @@ def score_mapreduce(model: Path, X: np.ndarray, work: Path, runner: str,
     file ``model``, computed by ``mr_score`` on ``runner``."""
     from spamflow_ensemble.mr_score import MRScore
 
+    if not len(X):
+        return np.empty(0)
     work.mkdir(parents=True, exist_ok=True)
     rows = work / "score_rows.tsv"
     with open(rows, "w", encoding="ascii") as fh:
