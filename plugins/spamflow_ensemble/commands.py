@@ -95,6 +95,49 @@ def _estimator_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--seed", type=int, default=0)
 
 
+def _engine_args(p: argparse.ArgumentParser) -> None:
+    m = p.add_argument_group("scoring at scale (docs/classify.md)")
+    m.add_argument("--engine", choices=["auto", "memory", "mapreduce"], default="auto",
+                   help="memory: score in this process; mapreduce: with the map-only mrjob job mr_score; auto: "
+                        "mapreduce on a cluster runner or above --mapreduce-above hosts (default auto)")
+    m.add_argument("--mapreduce-above", type=_count, default=1_000_000, metavar="HOSTS",
+                   help="hosts above which --engine auto runs the job (default 1000000)")
+    m.add_argument("--runner", choices=["inline", "local", "spark", "hadoop", "emr"],
+                   help="mrjob runner of the job (default: the config's mapreduce.runner with -c, else inline)")
+    m.add_argument("--runner-arg", action="append", default=[], metavar="ARG",
+                   help="extra mrjob option for --runner, repeatable (e.g. --runner-arg=--spark-master "
+                        "--runner-arg='local[2]'); default: the config's mapreduce.args with -c")
+
+
+def _run_settings(args: argparse.Namespace) -> Any:
+    """The runner the scoring job would use: the flags, else the config's, else inline."""
+    from spamflow.detector import RunSettings
+
+    if args.runner is None and args.config:
+        from spamflow.config import load_config
+        from spamflow.plugins import get_plugins
+
+        section = load_config(args.config, get_plugins(), workdir=args.workdir).model.mapreduce
+        return RunSettings(runner=section.runner, runner_args=tuple(section.args))
+    return RunSettings(runner=args.runner or "inline", runner_args=tuple(args.runner_arg))
+
+
+def _score(args: argparse.Namespace, bundle: dict[str, Any], X: np.ndarray) -> np.ndarray:
+    """Scores of the rows of X: in this process, or by the mr_score job when --engine says so."""
+    import tempfile
+
+    from spamflow.mr import use_mapreduce
+    from spamflow_ensemble.model import score
+
+    settings = _run_settings(args)
+    if not use_mapreduce(args.engine, settings, size=len(X), above=args.mapreduce_above):
+        return score(bundle, X)
+    from spamflow_ensemble.mapreduce_scoring import score_mapreduce
+
+    with tempfile.TemporaryDirectory(prefix="spamflow-score-") as work:
+        return score_mapreduce(Path(args.model), X, Path(work), settings.runner, settings.runner_args)
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     t = subparsers.add_parser("train", help="train the ensemble classifier on labelled hosts",
                               description="Train the model library and ensemble selection on labelled hosts; "
@@ -114,6 +157,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--explain-hosts", type=_count, default=1000,
                    help="the highest-scored hosts whose most influential features are in evidence (default 1000)")
     s.add_argument("--top-features", type=_count, default=5, help="features per explained host (default 5)")
+    _engine_args(s)
     s.set_defaults(handler=run_score)
     v = subparsers.add_parser("evaluate", help="grouped cross-validation of the ensemble vs a random forest",
                               description="Outer grouped cross-validation (or train on one snapshot, test on the "
@@ -227,7 +271,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_score(args: argparse.Namespace) -> int:
     from spamflow_ensemble.evidence import detector_details, evidence_column
-    from spamflow_ensemble.model import align, score
+    from spamflow_ensemble.model import align
     from spamflow_ensemble.persist import load_model
 
     loading = time.time()
@@ -236,7 +280,7 @@ def run_score(args: argparse.Namespace) -> int:
     table, _, source, stages = load_features(args, "score")
     X, missing = align(bundle, table)
     started = time.time()
-    scores = score(bundle, X)
+    scores = _score(args, bundle, X)
     seconds = time.time() - started
     rows = np.arange(len(scores))
     evidence = evidence_column(table, rows, scores, X, bundle, detector_details(stages), args.explain_hosts,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from spamflow.detector import Detector, DetectorParams, InputFile, InputPath, StageContext, StageResult
 from spamflow.errors import BadInputError
+from spamflow.mr import Engine, use_mapreduce
 from spamflow.per_host import host_schema
 from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
@@ -28,6 +29,7 @@ from spamflow_ensemble.evaluation import baseline_forest, roc
 from spamflow_ensemble.evidence import detector_details, evidence_column
 from spamflow_ensemble.fastauc import auc
 from spamflow_ensemble.labels import NONSPAM, SPAM, Labels, read_hostnames, read_labels
+from spamflow_ensemble.mapreduce_scoring import score_mapreduce
 from spamflow_ensemble.model import score, train
 from spamflow_ensemble.persist import save_model
 from spamflow_ensemble.selection import EnsembleSelection, spam_probability
@@ -72,6 +74,13 @@ class ClassifyParams(DetectorParams):
     """The highest-scored hosts that get ``top_features`` (occlusion costs one scoring pass per feature)."""
     top_features: int = Field(5, ge=0)
     seed: int = 0
+    engine: Engine = "auto"
+    """Scoring every host after training: ``memory`` in this process, ``mapreduce`` with the map-only job
+    ``mr_score`` on the configured mapreduce runner, ``auto`` that job on a cluster runner or above
+    ``mapreduce_above`` hosts to score.  Training stays in this process; the scores are the same."""
+    mapreduce_above: int = Field(1_000_000, ge=0)
+    """Hosts to score above which ``engine: auto`` runs ``mr_score``."""
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
 
     @field_validator("tree_bins")
     @classmethod
@@ -96,6 +105,7 @@ class ClassifyDetector(Detector):
                    "one spam score per host, with evidence.")
     Params = ClassifyParams
     requires = ("parse",)
+    uses_mapreduce = True  # engine: mapreduce (or auto above mapreduce_above hosts, or on a cluster runner)
 
     @classmethod
     def upstream(cls, params: BaseModel, selected: Mapping[str, type]) -> tuple[str, ...]:
@@ -135,7 +145,12 @@ class ClassifyDetector(Detector):
 
         score_mask = ~in_train if len(snapshots) > 1 else in_train
         scores = np.full(len(table.host), np.nan)
-        scores[score_mask] = score(bundle, X[score_mask])
+        model = save_model(ctx.outdir / "model.skops", {**bundle, "labels": labels.path})
+        if use_mapreduce(p.engine, ctx.settings, size=int(score_mask.sum()), above=p.mapreduce_above):
+            scores[score_mask] = score_mapreduce(model, X[score_mask], ctx.outdir / "work", ctx.settings.runner,
+                                                 ctx.settings.runner_args)
+        else:
+            scores[score_mask] = score(bundle, X[score_mask])
         if len(snapshots) == 1:  # no held-out snapshot: the labelled hosts get their out-of-fold scores
             scores[np.flatnonzero(in_train & labelled)] = es.oof_score_
         rows = np.flatnonzero(~np.isnan(scores))
@@ -145,7 +160,6 @@ class ClassifyDetector(Detector):
                                                                        bundle["features"]]],
                                     rows[tmask], ty, scores, train_snap, snapshots, table.snapshot)
         self._write_scores(ctx, p, table, rows, scores, truth, X, bundle, detectors)
-        save_model(ctx.outdir / "model.skops", {**bundle, "labels": labels.path})
         (ctx.outdir / "evaluation.json").write_text(json.dumps(evaluation, indent=1) + "\n", encoding="utf-8")
         counts = {"hosts_scored": int(len(rows)), "train_hosts": int(len(y)), "train_spam": int(y.sum()),
                   "test_labelled": int(len(ty)), "features": len(bundle["features"]),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -15,8 +16,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
+from spamflow.mr import use_mapreduce
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
+from spamflow_hss.cluster_mapreduce import cluster_snapshots_mapreduce
 from spamflow_hss.cluster_table import centroid, rank_key
 from spamflow_hss.fingerprint_table import (
     fingerprint_pages,
@@ -63,7 +66,7 @@ class HSSDetector(Detector):
         HostFeature("largest_cluster_domains", "a cluster over 2+ domains", evidence=True, above=1),
         HostFeature("multi_domain_fraction", "fraction of the host's pages in clusters over 2+ domains"))),)
     requires = ("parse",)
-    uses_mapreduce = True  # with mapreduce: true, fingerprints come from the mr_fingerprint job
+    uses_mapreduce = True  # engine: mapreduce (or auto above mapreduce_above pages, or on a cluster runner)
 
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
@@ -74,20 +77,30 @@ class HSSDetector(Detector):
                         "p * t >= 512 for m = 128, k = 1)", miss, params.m, params.k, params.p, params.t,
                         100 * P_MISS_WARNING)
         parts = page_parts(ctx.inputs["parse"]["pages"])
-        if params.mapreduce:
+        total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+        mapreduce = params.mapreduce or use_mapreduce(params.engine, ctx.settings, size=total,
+                                                      above=params.mapreduce_above)
+        if mapreduce:
             counts: Counter[str] = Counter(fingerprint_pages_mapreduce(
                 parts, ctx.outdir / "fingerprints", ctx.outdir / "work", params.n, params.m, params.seed,
                 ctx.settings.runner, ctx.settings.runner_args, window=params.noise_window))
         else:
-            total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
             with progress_bar(total=total, desc="hss fingerprints", unit="page",
                               setting=ctx.settings.progress) as bar:
                 counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
                                                    params.seed, ctx.settings.workers, done=bar.update,
                                                    window=params.noise_window))
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
-        clusters, assignment, summary = cluster_snapshots(table, params, counts,
-                                                          progress=ctx.settings.progress)
+        labelled = None
+        if mapreduce:
+            log.info("hss: %d pages: fingerprints and probe/check by MapReduce jobs on the %r runner",
+                     total, ctx.settings.runner)
+            snapshots = ((name, read_fingerprints(table.take(pa.array(rows)), params.m))
+                         for name, rows in snapshot_rows(table))
+            labelled = cluster_snapshots_mapreduce(snapshots, params, ctx.outdir / "work", ctx.settings.runner,
+                                                   ctx.settings.runner_args)
+        clusters, assignment, summary = cluster_snapshots(table, params, counts, progress=ctx.settings.progress,
+                                                          labelled=labelled)
         summary.update(p_miss=miss, p_miss_warning=miss > P_MISS_WARNING, params=params.model_dump())
         with open(ctx.outdir / "clusters.jsonl", "w", encoding="utf-8") as fh:
             for cluster in clusters:
@@ -104,22 +117,32 @@ class HSSDetector(Detector):
                                     "summary": "summary.json"}, counts=dict(counts))
 
 
-def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str],
-                      progress: bool | None = False) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
+def snapshot_rows(table: pa.Table) -> Iterator[tuple[str, np.ndarray]]:
+    """Each snapshot (in sort order) with its rows of the fingerprints table (in table order:
+    the order the probing checks a bucket's pages in)."""
+    for snapshot in sorted(set(table.column("snapshot").to_pylist())):
+        yield snapshot, np.flatnonzero(pc.equal(table.column("snapshot"), snapshot).to_numpy(zero_copy_only=False))
+
+
+def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str], progress: bool | None = False,
+                      labelled: Mapping[str, tuple[np.ndarray, ProbeStats]] | None = None,
+                      ) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
     """Procedure 2 on each snapshot's fingerprints: the ranked cluster records, the per-page
-    assignment table and a summary of the probing."""
+    assignment table and a summary of the probing.  ``labelled``: each snapshot's component
+    labels and probe statistics when the MapReduce job found them, else computed here."""
     clusters: list[dict[str, Any]] = []
     member_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (cluster index, table rows, similarities)
     per_snapshot: dict[str, Any] = {}
     rng = np.random.default_rng(params.seed)
-    snapshots = sorted(set(table.column("snapshot").to_pylist()))
-    for snapshot in progress_bar(snapshots, desc="hss clusters", setting=progress):
-        rows = np.flatnonzero(pc.equal(table.column("snapshot"), snapshot).to_numpy(zero_copy_only=False))
+    for snapshot, rows in progress_bar(list(snapshot_rows(table)), desc="hss clusters", setting=progress):
         part = table.take(pa.array(rows))
         fingerprints = read_fingerprints(part, params.m)
-        stats = ProbeStats()
-        labels = cluster_fingerprints(fingerprints, params.k, params.p, params.t, params.seed, stats,
-                                      params.max_representatives)
+        if labelled is None:
+            stats = ProbeStats()
+            labels = cluster_fingerprints(fingerprints, params.k, params.p, params.t, params.seed, stats,
+                                          params.max_representatives)
+        else:
+            labels, stats = labelled[snapshot]
         per_snapshot[snapshot] = {"pages": len(rows), **{k: v for k, v in vars(stats).items()
                                                          if k != "per_probe_checks"}}
         for name in ("checks", "edges", "unchecked", "skipped_empty_keys"):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from pydantic import Field, model_validator
 
 from spamflow.detector import DetectorParams
+from spamflow.mr import Engine
 
 
 class HSSParams(DetectorParams):
@@ -26,8 +28,16 @@ class HSSParams(DetectorParams):
         "most representatives one bucket is checked against per probe (quasi-transitivity, section 3.4.1); "
         "caps the cost of a bucket of unrelated pages"))
     mapreduce: bool = Field(False, description=(
-        "fingerprint with the map-only mrjob job (mr_fingerprint) on the configured mapreduce runner instead of "
-        "in this process; the fingerprints are the same"))
+        "the older spelling of engine: mapreduce (kept for existing configs; still part of the signature, as "
+        "before, so that existing work directories keep their hss stage)"))
+    engine: Engine = Field("auto", description=(
+        "memory: fingerprint and probe/check in this process; mapreduce: with the mrjob jobs mr_fingerprint and "
+        "mr_probe_check on the configured mapreduce runner; auto: mapreduce on a cluster runner or above "
+        "mapreduce_above pages.  The fingerprints and clusters are the same"))
+    mapreduce_above: int = Field(1_000_000, ge=0, description=(
+        "pages (all snapshots) above which engine: auto runs the MapReduce jobs (a fingerprint is m x 8 bytes "
+        "in memory, 1 KB with m = 128)"))
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
 
     @model_validator(mode="after")
     def _fits_m(self) -> HSSParams:

@@ -24,8 +24,6 @@ from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from spamflow_hss.fingerprint import EMPTY, matched_dimensions
 from spamflow_hss.ngram_hash import fmix64
@@ -93,14 +91,20 @@ def projection_keys(fingerprints: U64, subset: Index) -> tuple[Index, U64]:
     row (the value itself for k = 1, a mixed hash of the k values otherwise)."""
     projected = fingerprints[:, subset]
     rows = np.flatnonzero(np.all(projected != EMPTY, axis=1))
-    projected = projected[rows]
+    return rows, mix_key(projected[rows])
+
+
+def mix_key(projected: U64) -> U64:
+    """One uint64 key per row of a (rows, k) projection: the value itself for k = 1, a mixed
+    hash of the k values otherwise (the bucket a page falls in, in memory and in the
+    MapReduce job alike)."""
     if projected.shape[1] == 1:
-        return rows, projected[:, 0].copy()
-    key = np.zeros(len(rows), np.uint64)
+        return projected[:, 0].copy()
+    key = np.zeros(len(projected), np.uint64)
     for column in range(projected.shape[1]):
         key ^= projected[:, column]
         key = fmix64(key)
-    return rows, key
+    return key
 
 
 def probe_check_edges(fingerprints: U64, subsets: Index, t: int, stats: ProbeStats | None = None,
@@ -154,7 +158,11 @@ def probe_check_edges(fingerprints: U64, subsets: Index, t: int, stats: ProbeSta
 
 
 def components(n: int, edges: npt.NDArray[np.int64]) -> Index:
-    """Connected component label of each of n nodes (scipy.sparse.csgraph)."""
+    """Connected component label of each of n nodes (scipy.sparse.csgraph), numbered in the
+    order of each component's first node."""
+    from scipy.sparse import coo_matrix  # here, so that the MapReduce workers need NumPy only
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(edges), np.int8), (edges[:, 0], edges[:, 1])), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
     return labels.astype(np.int64)
