@@ -1,0 +1,58 @@
+"""The host graphs of every snapshot from the page table, as one mrjob job.
+
+Input lines: paths of the page table's Parquet parts (readable where the mappers run). The
+mapper reads a part's snapshot, host, words and links columns and emits, keyed by host name,
+that the host exists, its words per snapshot and the page links to it by (snapshot, source
+host) (:func:`spamflow_links.hostgraph.page_records`); the reducer of a host name knows
+whether it is a node, so it keeps or drops (and counts) the links to it. Output lines are
+JSON lists: ``["node", name]``, ``["page", snapshot, name, words]``, ``["edge", snapshot,
+source, target, links]`` and ``["count", snapshot, key, n]``
+(:func:`spamflow_links.hostgraph.node_output`); ``graphs_from_records`` turns them into the
+same ``HostGraph`` s as ``build_host_graph``. Imports nothing of spamflow.
+"""
+
+import pyarrow.parquet as pq
+from mrjob.job import MRJob
+from mrjob.protocol import JSONValueProtocol, RawValueProtocol
+
+from spamflow_links.hostgraph import merge_node_values, node_output, page_records
+
+PART_COLUMNS = ["snapshot", "host", "words", "links"]
+
+
+class MRHostEdges(MRJob):
+    INPUT_PROTOCOL = RawValueProtocol
+    OUTPUT_PROTOCOL = JSONValueProtocol
+
+    def configure_args(self):
+        super().configure_args()
+        self.add_passthru_arg("--nofollow", choices=["yes", "no"], default="yes",
+                              help="count rel=nofollow links as edges")
+
+    def mapper(self, _, path):
+        part = pq.ParquetFile(path.strip())
+        yield from page_records(part.iter_batches(batch_size=4096, columns=PART_COLUMNS),
+                                nofollow=self.options.nofollow == "yes")
+
+    def combiner(self, key, values):
+        if key[0] == "c":
+            yield key, sum(values)
+            return
+        exists, words, links = merge_node_values(values)
+        if exists:
+            yield key, ["N"]
+        for s, w in words.items():
+            yield key, ["W", s, w]
+        for (s, source), c in links.items():
+            yield key, ["L", s, source, c]
+
+    def reducer(self, key, values):
+        if key[0] == "c":
+            yield None, ["count", key[1], key[2], sum(values)]
+            return
+        for record in node_output(key[1], values):
+            yield None, record
+
+
+if __name__ == "__main__":
+    MRHostEdges.run()
