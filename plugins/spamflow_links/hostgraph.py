@@ -9,6 +9,7 @@ are dropped and counted, since a host that was never crawled has no out-links to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -141,11 +142,12 @@ COUNT_KEYS = ("pages", "links", "self_links", "links_to_uncrawled", "links_witho
 
 def page_records(batches: Iterable[pa.RecordBatch], nofollow: bool = True):
     """(key, value) records of pages with columns snapshot, host, words, links, in-mapper
-    combined: ``["n", name]`` gets ``["N"]`` (the node exists: it has a page, in any
+    combined. The key ``"n <name>"`` gets ``["N"]`` (the node exists: it has a page, in any
     snapshot), ``["W", snapshot, words]`` and ``["L", snapshot, source or None, links]`` (page
-    links to it, the target named by its host as ``link_targets`` finds it); ``["c",
-    snapshot, count]`` gets the number. Rows without a snapshot only name nodes, as in
-    ``load_graphs`` (whose node index takes every row)."""
+    links to it, the target named by its host as ``link_targets`` finds it); the key
+    ``"c ["snapshot", "count"]"`` gets the number. Keys are strings, since Spark hashes them.
+    Rows without a snapshot only name nodes, as in ``load_graphs`` (whose node index takes
+    every row)."""
     nodes: set[str] = set()
     words: dict[tuple[str, str], int] = {}
     links: dict[tuple[str, str, str | None], int] = {}
@@ -176,13 +178,13 @@ def page_records(batches: Iterable[pa.RecordBatch], nofollow: bool = True):
             key = (t, s, host[row] or None)
             links[key] = links.get(key, 0) + 1
     for name in sorted(nodes):
-        yield ["n", name], ["N"]
+        yield f"n {name}", ["N"]
     for (name, s), w in sorted(words.items()):
-        yield ["n", name], ["W", s, w]
+        yield f"n {name}", ["W", s, w]
     for (name, s, source), c in sorted(links.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
-        yield ["n", name], ["L", s, source, c]
+        yield f"n {name}", ["L", s, source, c]
     for (s, what), c in sorted(counts.items()):
-        yield ["c", s, what], c
+        yield "c " + json.dumps([s, what]), c
 
 
 def merge_node_values(values: Iterable[list]) -> tuple[bool, dict[str, int], dict[tuple[str, str | None], int]]:

@@ -11,6 +11,8 @@ source, target, links]`` and ``["count", snapshot, key, n]``
 same ``HostGraph`` s as ``build_host_graph``. Imports nothing of spamflow.
 """
 
+import json
+
 import pyarrow.parquet as pq
 from mrjob.job import MRJob
 from mrjob.protocol import JSONValueProtocol, RawValueProtocol
@@ -35,7 +37,7 @@ class MRHostEdges(MRJob):
                                 nofollow=self.options.nofollow == "yes")
 
     def combiner(self, key, values):
-        if key[0] == "c":
+        if key.startswith("c "):
             yield key, sum(values)
             return
         exists, words, links = merge_node_values(values)
@@ -47,10 +49,11 @@ class MRHostEdges(MRJob):
             yield key, ["L", s, source, c]
 
     def reducer(self, key, values):
-        if key[0] == "c":
-            yield None, ["count", key[1], key[2], sum(values)]
+        if key.startswith("c "):
+            snapshot, what = json.loads(key[2:])
+            yield None, ["count", snapshot, what, sum(values)]
             return
-        for record in node_output(key[1], values):
+        for record in node_output(key[2:], values):
             yield None, record
 
 
