@@ -13,6 +13,7 @@ same ``HostGraph`` s as ``build_host_graph``. Imports nothing of spamflow.
 
 import json
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from mrjob.job import MRJob
 from mrjob.protocol import JSONValueProtocol, RawValueProtocol
@@ -20,6 +21,18 @@ from mrjob.protocol import JSONValueProtocol, RawValueProtocol
 from spamflow_links.hostgraph import merge_node_values, node_output, page_records
 
 PART_COLUMNS = ["snapshot", "host", "words", "links"]
+
+
+def part_batches(path: str):
+    """The part's page batches; a file that is not a page table part fails naming itself."""
+    try:
+        part = pq.ParquetFile(path)
+        missing = [c for c in PART_COLUMNS if c not in part.schema_arrow.names]
+        if missing:
+            raise ValueError(f"no column {', '.join(missing)}")
+        yield from part.iter_batches(batch_size=4096, columns=PART_COLUMNS)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise ValueError(f"{path}: not a part of the page table: {exc}") from exc
 
 
 class MRHostEdges(MRJob):
@@ -32,9 +45,7 @@ class MRHostEdges(MRJob):
                               help="count rel=nofollow links as edges")
 
     def mapper(self, _, path):
-        part = pq.ParquetFile(path.strip())
-        yield from page_records(part.iter_batches(batch_size=4096, columns=PART_COLUMNS),
-                                nofollow=self.options.nofollow == "yes")
+        yield from page_records(part_batches(path.strip()), nofollow=self.options.nofollow == "yes")
 
     def combiner(self, key, values):
         if key.startswith("c "):
