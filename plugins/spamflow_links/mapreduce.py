@@ -110,7 +110,7 @@ class MapReduceRanks:
         if n == 0:
             return np.zeros(0), 0
         v = np.full(n, 1.0 / n) if teleport is None else np.asarray(teleport, np.float64) / float(np.sum(teleport))
-        p = v.copy() if teleport is not None else np.full(n, 1.0 / n)
+        p = v.copy()  # uniform, or the seeds for TrustRank, as in memory
         dangling = np.flatnonzero(np.diff(walk.indptr) == 0)
         source = self._write(walk, p, v)
         iterations = 0
@@ -135,6 +135,8 @@ class MapReduceRanks:
         """``ranks.truncated_pagerank``: x_{t+1} = S x_t + dangling(x_t) / N, one job per t."""
         walk = self._walk(weights, False)
         n = walk.shape[0]
+        if n == 0:
+            return {t: np.zeros(0) for t in range(1, max_t + 1)}
         x = np.full(n, 1.0 / n)
         head = np.zeros(n)
         dangling = np.flatnonzero(np.diff(walk.indptr) == 0)
@@ -156,6 +158,8 @@ class MapReduceRanks:
         a = sp.csr_matrix(binary, dtype=np.float64)
         a.sort_indices()
         n = a.shape[0]
+        if n == 0:
+            return {k: np.zeros(0, dtype=np.int64 if exact else np.float64) for k in range(1, max_k + 1)}
         targets = [",".join(map(str, a.indices[lo:hi].tolist()))
                    for lo, hi in zip(a.indptr[:-1].tolist(), a.indptr[1:].tolist())]
         kind = "exact" if exact else "hll"
