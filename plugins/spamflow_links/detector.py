@@ -64,8 +64,9 @@ def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext,
 
 class LinksDetector(Detector):
     name = "links"
-    version = "3"  # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1
-    # host graph, as documented (1 walked page-link counts)
+    version = "4"  # 4: rank indices take values a rounding error apart as ties (by node id, as documented);
+    # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1 host graph, as
+    # documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
                    "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank and change(u) "
                    "between consecutive snapshots.")
