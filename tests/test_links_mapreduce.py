@@ -259,6 +259,36 @@ def test_stage_features_are_the_same_on_both_engines(tmp_path):
                 assert np.abs(x[ok] - y[ok]).sum() < TOL * max(1.0, np.abs(y[ok]).max()), name
 
 
+def test_demo_page_table_gives_the_same_features_on_both_engines(demo_once, tmp_path):
+    """The demo's own page table and links parameters (trust seeds), engine: mapreduce on the
+    inline runner against engine: memory: the same graphs, counts and temporal table, every
+    static column within 1e-9 in L1, rank indices equal (the demo has hosts with tied CheiRank)."""
+    links = demo_once["manifest"]["stages"]["links"]
+    pages = Path(demo_once["manifest"]["stages"]["parse"]["outputs"]["pages"])
+    parse = StageOutputs("parse", pages.parent, {"pages": pages}, {})
+    out = {}
+    for engine in ("memory", "mapreduce"):
+        outdir = tmp_path / engine
+        outdir.mkdir()
+        params = LinksParams(**{**links["params"], "engine": engine})
+        result = LinksDetector().run(StageContext(params, {"parse": parse}, outdir, RunSettings(runner="inline")))
+        out[engine] = (result.counts, outdir)
+    (counts_mem, mem), (counts_mr, mr) = out["memory"], out["mapreduce"]
+    assert counts_mr.pop("mapreduce_jobs") > 0 and counts_mr == counts_mem and counts_mem["edges"] > 900
+    for npz in (mem / "graphs").glob("*.npz"):
+        assert (sp.load_npz(npz) != sp.load_npz(mr / "graphs" / npz.name)).nnz == 0
+    assert pq.read_table(mr / "temporal.parquet").equals(pq.read_table(mem / "temporal.parquet"))
+    got, want = pq.read_table(mr / "hosts.parquet"), pq.read_table(mem / "hosts.parquet")
+    assert got.column_names == want.column_names and got["host"].equals(want["host"])
+    for name in STATIC_COLUMNS:
+        x, y = (np.array(t[name].to_pylist(), dtype=float) for t in (got, want))
+        assert np.array_equal(np.isnan(x), np.isnan(y)), name
+        ok = ~np.isnan(x)
+        assert np.abs(x[ok] - y[ok]).sum() < TOL, name
+        if name.endswith("_index"):
+            assert np.array_equal(x, y), name
+
+
 def test_auto_uses_mapreduce_over_the_edge_threshold(tmp_path):
     pages = write_parts(page_table(seed=12), tmp_path / "parse" / "pages")
     small = run_stage(pages, tmp_path / "small", RunSettings(), engine="auto", mapreduce_above_edges=10**9)

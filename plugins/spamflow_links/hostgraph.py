@@ -229,16 +229,16 @@ def graphs_from_records(records: Iterable[list]) -> tuple[np.ndarray, list[HostG
     """The node index and the host graphs (snapshot order) from the edges job's output:
     the same arrays ``node_index`` and ``build_host_graph`` make from the page table."""
     names: list[str] = []
-    pages: list[list] = []
-    edges: list[list] = []
+    pages: dict[str, list[tuple[str, int]]] = {}
+    edges: dict[str, list[tuple[str, str, int]]] = {}
     counts: dict[str, dict[str, int]] = {}
     for r in records:
         if r[0] == "node":
             names.append(r[1])
         elif r[0] == "page":
-            pages.append(r)
+            pages.setdefault(r[1], []).append((r[2], r[3]))
         elif r[0] == "edge":
-            edges.append(r)
+            edges.setdefault(r[1], []).append((r[2], r[3], r[4]))
         else:
             per = counts.setdefault(r[1], dict.fromkeys(COUNT_KEYS, 0))
             per[r[2]] += r[3]
@@ -249,13 +249,13 @@ def graphs_from_records(records: Iterable[list]) -> tuple[np.ndarray, list[HostG
     for snapshot in sorted(counts):
         crawled = np.zeros(n, dtype=bool)
         words = np.zeros(n, dtype=np.int64)
-        for _, s, name, w in pages:
-            if s == snapshot:
-                crawled[position[name]] = True
-                words[position[name]] += w
-        mine = [(position[src], position[dst], c) for _, s, src, dst, c in edges if s == snapshot]
-        src, dst, weight = (np.array(col, dtype=dtype).reshape(-1) for col, dtype in zip(
-            zip(*mine) if mine else ((), (), ()), (np.int64, np.int64, np.float64)))
+        for name, w in pages.get(snapshot, []):
+            crawled[position[name]] = True
+            words[position[name]] += w
+        mine = edges.get(snapshot, [])
+        src = np.array([position[a] for a, _, _ in mine], dtype=np.int64)
+        dst = np.array([position[b] for _, b, _ in mine], dtype=np.int64)
+        weight = np.array([c for _, _, c in mine], dtype=np.float64)
         adjacency = sp.csr_matrix((weight, (src, dst)), shape=(n, n))
         adjacency.sum_duplicates()
         graph_counts = {**counts[snapshot], "edges": int(adjacency.nnz), "hosts": int(crawled.sum())}
