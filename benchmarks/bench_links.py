@@ -5,6 +5,7 @@ iteration and igraph (and networkx on a subgraph) in the same process.
     .venv/bin/python benchmarks/bench_links.py                       # 10^6 nodes, 10^7 edges
     .venv/bin/python benchmarks/bench_links.py --skip-features       # PageRank only, ~2 minutes
     .venv/bin/python benchmarks/bench_links.py --nodes 100000 --edges 1000000
+    .venv/bin/python benchmarks/bench_links.py --mapreduce local   # MR steps per iteration, 10^5 edges
     .venv/bin/python benchmarks/bench_links.py --help
 
 The graph: out- and in-degree propensities drawn independently from Pareto laws (exponent
@@ -106,6 +107,37 @@ def measure(label: str, fn: Callable[[], Any]) -> tuple[Any, float, float]:
     return out, cpu, peak
 
 
+def mapreduce_case(runner: str, nodes: int, edges: int, iterations: int) -> None:
+    """Seconds per power-iteration step (one mrjob job) and per supporter step on ``runner``,
+    against the in-memory step on the same graph. Wall time: the jobs' work is in subprocesses
+    (local) or a JVM (spark), which this process's CPU time does not see."""
+    import tempfile
+    from pathlib import Path
+
+    from spamflow_links.mapreduce import MapReduceRanks
+    from spamflow_links.neighbourhood import supporters_hll
+
+    a = power_law_graph(nodes, edges)
+    print(f"MapReduce engine on the {runner!r} runner: {nodes:,} nodes, {a.nnz:,} edges, {iterations} iterations")
+    t = time.perf_counter()
+    want, _ = power_iteration(Walk.of(a), 0.85, None, 1e-10, iterations)
+    memory = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as work:
+        mr = MapReduceRanks(Path(work), runner, max_iter=iterations)
+        t = time.perf_counter()
+        got, done = mr.power_iteration(a, 0.85)
+        seconds = time.perf_counter() - t
+        print(f"  PageRank: {seconds / done:.2f} s per iteration (wall, with writing the records once and "
+              f"reading each step's output), in memory {memory / iterations * 1e3:.1f} ms; "
+              f"L1 difference {np.abs(got - want).sum():.2e}")
+        t = time.perf_counter()
+        got_k = mr.supporters(a, 1, 7, 0, exact=False)[1]
+        seconds = time.perf_counter() - t
+        want_k = supporters_hll(a, 1, 7, 0)[1]
+        print(f"  HyperLogLog supporters (2^7 registers): {seconds:.2f} s for one step (wall); "
+              f"equal to in memory: {bool(np.array_equal(got_k, want_k))}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1_000_000)
@@ -114,7 +146,13 @@ def main() -> None:
     ap.add_argument("--networkx-nodes", type=int, default=100_000, help="networkx runs on a same-recipe graph of N nodes")
     ap.add_argument("--skip-features", action="store_true", help="PageRank comparison only")
     ap.add_argument("--repeat", type=int, default=3, help="runs of ours and of plain scipy (best kept)")
+    ap.add_argument("--mapreduce", metavar="RUNNER", help=(
+        "only time the MapReduce engine's steps on RUNNER (inline, local) on a graph of 10^4 nodes, 10^5 edges"))
+    ap.add_argument("--mr-iterations", type=int, default=3, help="power-iteration steps for --mapreduce")
     args = ap.parse_args()
+    if args.mapreduce:
+        mapreduce_case(args.mapreduce, 10_000, 100_000, args.mr_iterations)
+        return
     import igraph
     import networkx as nx
 

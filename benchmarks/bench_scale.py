@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scale_web import config_text, generate  # noqa: E402
+from scale_web import Web, config_text, generate  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -120,7 +120,7 @@ def run_size(pages: int, folder: Path, runner: str, runner_args: tuple[str, ...]
     gen_seconds = time.time() - started
     input_bytes = sum(p.stat().st_size for p in web.rglob("*.warc.gz"))
     config = web / "scale.yaml"
-    config.write_text(config_text(web, web / "run", runner, runner_args))
+    config.write_text(config_text(Web(pages // 2), web, web / "run", runner, runner_args))
     tmp = folder / f"tmp-{pages}"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")

@@ -122,9 +122,15 @@ class Web:
         return f"{'www' if i % 2 == 0 else 'blog'}.site{i // 2}.com"
 
     def is_spam(self, i: int, snapshot: str) -> bool:
-        if _rng(self.seed, "spam", i).randrange(SPAM_EVERY) != 0:
+        """Every 20th host (spread evenly, so that a small web has spam too); a quarter of them
+        only in the second snapshot."""
+        if i % SPAM_EVERY != SPAM_EVERY // 2:
             return False
-        return snapshot == SNAPSHOTS[1] or _rng(self.seed, "new-spam", i).random() >= 0.25
+        return snapshot == SNAPSHOTS[1] or (i // SPAM_EVERY) % 4 != 3
+
+    def trust_seeds(self, count: int = 20) -> list[str]:
+        """The most linked honest hosts: TrustRank's seed set, as an editor would pick it."""
+        return [self.host(i) for i in range(self.hosts) if not self.is_spam(i, SNAPSHOTS[0])][:count]
 
     def popular_host(self, r: random.Random) -> int:
         """A host drawn from a power law over host indices (host 0 the most linked)."""
@@ -206,7 +212,7 @@ def write_file(args: tuple[Web, int, int, str, str]) -> int:
 
 
 def generate(out: Path, pages: int, *, seed: int = 0, hosts_per_file: int = 200, workers: int = 2) -> dict:
-    """Write ``out/<snapshot>/part-NNNNN.warc.gz``, ``out/labels.csv`` and ``out/scale.yaml``."""
+    """Write ``out/<snapshot>/part-NNNNN.warc.gz`` (``pages`` per snapshot) and ``out/labels.csv``."""
     web = Web(pages, seed)
     jobs = []
     for snapshot in SNAPSHOTS:
@@ -224,14 +230,14 @@ def generate(out: Path, pages: int, *, seed: int = 0, hosts_per_file: int = 200,
     return {"pages": written, "hosts": web.hosts, "files": len(jobs)}
 
 
-def config_text(out: Path, workdir: Path, runner: str = "local", runner_args: tuple[str, ...] = ()) -> str:
+def config_text(web: Web, out: Path, workdir: Path, runner: str = "local", runner_args: tuple[str, ...] = ()) -> str:
     return json.dumps({
         "workdir": str(workdir),
         "input": {"warc": {s: [str(out / s / "*.warc.gz")] for s in SNAPSHOTS}},
         "mapreduce": {"runner": runner, "args": list(runner_args)},
         "workers": 2,
         "detectors": {
-            "obvious": {}, "quilt": {}, "hss": {}, "links": {}, "content": {},
+            "obvious": {}, "quilt": {}, "hss": {}, "links": {"trust_seeds": web.trust_seeds()}, "content": {},
             "spin": {"dictionary": ["package:spamflow.demo/texts/spin-dictionary.txt"]},
             "classify": {"labels": str(out / "labels.csv"), "library": "fast"},
         },
@@ -246,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
     info = generate(args.out, args.pages, seed=args.seed, workers=args.workers)
-    (args.out / "scale.yaml").write_text(config_text(args.out, args.out / "run"))
+    (args.out / "scale.yaml").write_text(config_text(Web(args.pages, args.seed), args.out, args.out / "run"))
     print(json.dumps(info))
     return 0
 

@@ -4,6 +4,7 @@ link features per pair of consecutive snapshots, all written as Parquet."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +16,11 @@ import scipy.sparse as sp
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import registered_domain
+from spamflow.mr import use_mapreduce
 from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_links.hostgraph import HostGraph, build_host_graph, node_index
+from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
 from spamflow_links.params import LinksParams
 from spamflow_links.ranks import kappa, rank_density
 from spamflow_links.static_features import STATIC_COLUMNS, static_features
@@ -48,10 +51,22 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None) -
     return index, graphs
 
 
+def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext,
+                     workdir: Path) -> tuple[np.ndarray, list[HostGraph]]:
+    """``load_graphs``, or the same graphs from the edges job when MapReduce is asked for or
+    the runner is a cluster one (host nodes only: the job cannot map hosts to registered
+    domains without spamflow, so ``nodes: domain`` builds its graphs here)."""
+    if params.nodes == "host" and use_mapreduce(params.engine, ctx.settings):
+        return host_graphs_mapreduce([Path(f) for f in pages.files], workdir / "edges", nofollow=params.nofollow,
+                                     runner=ctx.settings.runner, runner_args=ctx.settings.runner_args)
+    return load_graphs(pages, params, ctx.settings.progress)
+
+
 class LinksDetector(Detector):
     name = "links"
-    version = "3"  # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1
-    # host graph, as documented (1 walked page-link counts)
+    version = "4"  # 4: rank indices take values a rounding error apart as ties (by node id, as documented);
+    # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1 host graph, as
+    # documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
                    "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank and change(u) "
                    "between consecutive snapshots.")
@@ -59,13 +74,18 @@ class LinksDetector(Detector):
     host_tables = (PerHostTable("hosts"),  # its columns depend on the parameters: every numeric one is a feature
                    PerHostTable("temporal", snapshot_column="snapshot_t1", optional=True))
     requires = ("parse",)
+    uses_mapreduce = True  # engine: mapreduce, or auto on a cluster runner or over mapreduce_above_edges
 
     def run(self, ctx: StageContext) -> StageResult:
+        with tempfile.TemporaryDirectory(prefix="work-", dir=ctx.outdir) as work:  # the jobs' files, not kept
+            return self._run(ctx, Path(work))
+
+    def _run(self, ctx: StageContext, workdir: Path) -> StageResult:
         params = ctx.params
         assert isinstance(params, LinksParams)
         progress = ctx.settings.progress
         pages = ds.dataset(ctx.inputs["parse"]["pages"], format="parquet")
-        index, graphs = load_graphs(pages, params, progress)
+        index, graphs = graphs_by_engine(pages, params, ctx, workdir)
         graph_dir = ctx.outdir / "graphs"
         graph_dir.mkdir()
         pq.write_table(pa.table({"node": pa.array(np.arange(len(index)), pa.int64()),
@@ -87,9 +107,15 @@ class LinksDetector(Detector):
             sp.save_npz(graph_dir / f"{g.snapshot.replace('/', '_')}.npz", g.adjacency)
             for key, value in g.counts.items():
                 counts[key] = counts.get(key, 0) + value
+            solver = None
+            if use_mapreduce(params.engine, ctx.settings, size=g.adjacency.nnz, above=params.mapreduce_above_edges):
+                solver = MapReduceRanks(workdir / "ranks" / g.snapshot.replace("/", "_"), ctx.settings.runner,
+                                        ctx.settings.runner_args)
             f = static_features(g.adjacency, alpha=params.alpha, tol=params.tol, trust_seeds=seeds,
                                 exact_max_nodes=params.exact_max_nodes, hll_log2_registers=params.hll_log2_registers,
-                                seed=params.seed, progress=progress, rank_weights=params.rank_weights)
+                                seed=params.seed, progress=progress, rank_weights=params.rank_weights, solver=solver)
+            if solver is not None:
+                counts["mapreduce_jobs"] = counts.get("mapreduce_jobs", 0) + solver.jobs
             rows = np.flatnonzero(g.crawled)
             static_tables.append(feature_table(
                 {"snapshot": pa.array([g.snapshot] * len(rows), pa.string()),

@@ -9,6 +9,7 @@ are dropped and counted, since a host that was never crawled has no out-links to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -131,3 +132,132 @@ def graph_from_edges(n: int, edges: Iterable[tuple[int, int]], snapshot: str = "
     adjacency.sum_duplicates()
     adjacency.data[:] = 1.0
     return HostGraph(snapshot, adjacency, np.ones(n, dtype=bool), np.zeros(n, dtype=np.int64))
+
+
+# --- the same graph as (key, value) records, for the MapReduce edges job (mr_host_edges) ---
+
+COUNT_KEYS = ("pages", "links", "self_links", "links_to_uncrawled", "links_without_host", "pages_without_host")
+"""The counts ``build_host_graph`` keeps per snapshot (with ``edges`` and ``hosts``)."""
+
+
+def page_records(batches: Iterable[pa.RecordBatch], nofollow: bool = True):
+    """(key, value) records of pages with columns snapshot, host, words, links, in-mapper
+    combined. The key ``"n <name>"`` gets ``["N"]`` (the node exists: it has a page, in any
+    snapshot), ``["W", snapshot, words]`` and ``["L", snapshot, source or None, links]`` (page
+    links to it, the target named by its host as ``link_targets`` finds it); the key
+    ``"c ["snapshot", "count"]"`` gets the number. Keys are strings, since Spark hashes them.
+    Rows without a snapshot only name nodes, as in ``load_graphs`` (whose node index takes
+    every row)."""
+    nodes: set[str] = set()
+    words: dict[tuple[str, str], int] = {}
+    links: dict[tuple[str, str, str | None], int] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for batch in batches:
+        snapshot = batch.column("snapshot").to_pylist()
+        host = batch.column("host").to_pylist()
+        n_words = pc.fill_null(pc.list_value_length(batch.column("words")), 0).to_pylist()
+        for s, h, w in zip(snapshot, host, n_words):
+            if h:
+                nodes.add(h)
+            if s is None:
+                continue
+            counts[s, "pages"] = counts.get((s, "pages"), 0) + 1
+            if h:
+                words[h, s] = words.get((h, s), 0) + w
+            else:
+                counts[s, "pages_without_host"] = counts.get((s, "pages_without_host"), 0) + 1
+        parents, target = link_targets(batch.column("links"), nofollow)
+        for row, t in zip(parents.to_pylist(), target.to_pylist()):
+            s = snapshot[row]
+            if s is None:
+                continue
+            counts[s, "links"] = counts.get((s, "links"), 0) + 1
+            if not t:
+                counts[s, "links_without_host"] = counts.get((s, "links_without_host"), 0) + 1
+                continue
+            key = (t, s, host[row] or None)
+            links[key] = links.get(key, 0) + 1
+    for name in sorted(nodes):
+        yield f"n {name}", ["N"]
+    for (name, s), w in sorted(words.items()):
+        yield f"n {name}", ["W", s, w]
+    for (name, s, source), c in sorted(links.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
+        yield f"n {name}", ["L", s, source, c]
+    for (s, what), c in sorted(counts.items()):
+        yield "c " + json.dumps([s, what]), c
+
+
+def merge_node_values(values: Iterable[list]) -> tuple[bool, dict[str, int], dict[tuple[str, str | None], int]]:
+    """(node exists, words by snapshot, links by (snapshot, source)) of one node's records."""
+    exists = False
+    words: dict[str, int] = {}
+    links: dict[tuple[str, str | None], int] = {}
+    for value in values:
+        if value[0] == "N":
+            exists = True
+        elif value[0] == "W":
+            words[value[1]] = words.get(value[1], 0) + value[2]
+        else:
+            key = (value[1], value[2])
+            links[key] = links.get(key, 0) + value[3]
+    return exists, words, links
+
+
+def node_output(name: str, values: Iterable[list]):
+    """The edges job's output for one node name: ``["node", name]`` if it is a node,
+    ``["page", snapshot, name, words]`` per snapshot it has pages in, ``["edge", snapshot,
+    source, name, links]`` per source node linking to it, and ``["count", snapshot, key, n]``
+    for the self-links it has, or for the links to it when it is no node (uncrawled)."""
+    exists, words, links = merge_node_values(values)
+    if exists:
+        yield ["node", name]
+    for s, w in sorted(words.items()):
+        yield ["page", s, name, w]
+    dropped: dict[tuple[str, str], int] = {}
+    for (s, source), c in sorted(links.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        if not exists:
+            dropped[s, "links_to_uncrawled"] = dropped.get((s, "links_to_uncrawled"), 0) + c
+        elif source == name:
+            dropped[s, "self_links"] = dropped.get((s, "self_links"), 0) + c
+        elif source is not None:
+            yield ["edge", s, source, name, c]
+    for (s, what), c in sorted(dropped.items()):
+        yield ["count", s, what, c]
+
+
+def graphs_from_records(records: Iterable[list]) -> tuple[np.ndarray, list[HostGraph]]:
+    """The node index and the host graphs (snapshot order) from the edges job's output:
+    the same arrays ``node_index`` and ``build_host_graph`` make from the page table."""
+    names: list[str] = []
+    pages: dict[str, list[tuple[str, int]]] = {}
+    edges: dict[str, list[tuple[str, str, int]]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for r in records:
+        if r[0] == "node":
+            names.append(r[1])
+        elif r[0] == "page":
+            pages.setdefault(r[1], []).append((r[2], r[3]))
+        elif r[0] == "edge":
+            edges.setdefault(r[1], []).append((r[2], r[3], r[4]))
+        else:
+            per = counts.setdefault(r[1], dict.fromkeys(COUNT_KEYS, 0))
+            per[r[2]] += r[3]
+    index = np.array(sorted(names), dtype=object)
+    position = {name: i for i, name in enumerate(index.tolist())}
+    n = len(index)
+    graphs = []
+    for snapshot in sorted(counts):
+        crawled = np.zeros(n, dtype=bool)
+        words = np.zeros(n, dtype=np.int64)
+        for name, w in pages.get(snapshot, []):
+            crawled[position[name]] = True
+            words[position[name]] += w
+        mine = edges.get(snapshot, [])
+        src = np.array([position[a] for a, _, _ in mine], dtype=np.int64)
+        dst = np.array([position[b] for _, b, _ in mine], dtype=np.int64)
+        weight = np.array([c for _, _, c in mine], dtype=np.float64)
+        adjacency = sp.csr_matrix((weight, (src, dst)), shape=(n, n))
+        adjacency.sum_duplicates()
+        graph_counts = {**counts[snapshot], "edges": int(adjacency.nnz), "hosts": int(crawled.sum())}
+        graphs.append(HostGraph(snapshot, adjacency, crawled, words, graph_counts))
+    return index, graphs

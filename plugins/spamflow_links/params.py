@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from spamflow.detector import DetectorParams
+from spamflow.mr import Engine
 
 
 class LinksParams(DetectorParams):
@@ -31,3 +32,10 @@ class LinksParams(DetectorParams):
                                  "exact XJaccard; larger ones HyperLogLog counting and min-hash fingerprints"))
     hll_log2_registers: int = Field(7, ge=4, le=12, description="HyperLogLog registers per node = 2**this")
     seed: int = Field(0, description="seed of the min-hash permutations, PSimRank walks and HyperLogLog hash")
+    engine: Engine = Field("auto", description=(
+        "memory: ranks and supporters in this process; mapreduce: host edges by one mrjob job over the page "
+        "table's parts, each power-iteration and supporter step one job; auto: mapreduce on a cluster runner, "
+        "or for the ranks and supporters of a snapshot with more than mapreduce_above_edges edges"))
+    mapreduce_above_edges: int = Field(
+        10_000_000, ge=0, description="auto: a snapshot graph with more edges than this is walked by MapReduce jobs")
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above_edges"})

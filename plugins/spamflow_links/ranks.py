@@ -115,11 +115,23 @@ def cheirank(adjacency: sp.spmatrix, alpha: float = 0.85, tol: float = 1e-10) ->
     return pagerank(Walk.of(adjacency, reverse=True), alpha, tol=tol)
 
 
+TIE_RTOL = 1e-12
+"""Probabilities this close (relative) are ties: two hosts with the same links get values a
+rounding error apart, which differs between summation orders (scipy, MapReduce)."""
+
+
 def rank_index(p: np.ndarray) -> np.ndarray:
-    """K(i): 1 for the largest probability; ties broken by node id, so K is a permutation."""
-    order = np.lexsort((np.arange(len(p)), -p))
+    """K(i): 1 for the largest probability; ties broken by node id, so K is a permutation.
+    Values within ``TIE_RTOL`` of the next larger one (a chain of them) are one tie."""
+    ids = np.arange(len(p))
+    order = np.lexsort((ids, -p))
+    ranked = p[order]
+    new_group = np.ones(len(p), dtype=bool)
+    new_group[1:] = ranked[:-1] - ranked[1:] > TIE_RTOL * np.abs(ranked[:-1])
+    group = np.empty(len(p), dtype=np.int64)
+    group[order] = np.cumsum(new_group)
     k = np.empty(len(p), dtype=np.int64)
-    k[order] = np.arange(1, len(p) + 1)
+    k[np.lexsort((ids, group))] = np.arange(1, len(p) + 1)
     return k
 
 

@@ -6,13 +6,13 @@ features (logs and ratios, :mod:`spamflow_links.transforms`). All vectorised ove
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
 from spamflow_links.neighbourhood import supporters_exact, supporters_hll
-from spamflow_links.ranks import Walk, cheirank, pagerank, rank_index, truncated_pagerank, trustrank, two_d_rank
+from spamflow_links.ranks import Walk, pagerank, rank_index, truncated_pagerank, two_d_rank
 from spamflow_links.transforms import host_transforms, transformed_features
 
 
@@ -51,14 +51,61 @@ def rank_matrix(adjacency: sp.spmatrix, rank_weights: Literal["binary", "counts"
     return a
 
 
+class RankSolver(Protocol):
+    """Who walks the graph: :class:`MemoryRanks` here, or the MapReduce jobs
+    (``spamflow_links.mapreduce.MapReduceRanks``); both give the same vectors."""
+
+    def pagerank(self, weights: sp.spmatrix, alpha: float, tol: float, teleport: np.ndarray | None = None,
+                 reverse: bool = False) -> np.ndarray: ...
+
+    def truncated_pagerank(self, weights: sp.spmatrix, max_t: int, alpha: float,
+                           pr: np.ndarray) -> dict[int, np.ndarray]: ...
+
+    def supporters(self, binary: sp.spmatrix, max_k: int, log2m: int, seed: int,
+                   exact: bool) -> dict[int, np.ndarray]: ...
+
+
+class MemoryRanks:
+    """The in-process solver: scipy.sparse power iteration, one ``Walk`` per weight matrix
+    (kept while the same matrix comes back, so PageRank, TrustRank and truncated PageRank
+    share it), exact BFS or HyperLogLog supporters."""
+
+    def __init__(self, progress: bool | None = False) -> None:
+        self.progress = progress
+        self._walks: dict[tuple[int, bool], tuple[sp.spmatrix, Walk]] = {}
+
+    def walk(self, weights: sp.spmatrix, reverse: bool = False) -> Walk:
+        kept = self._walks.get((id(weights), reverse))
+        if kept is None or kept[0] is not weights:
+            kept = (weights, Walk.of(weights, reverse=reverse))
+            self._walks[id(weights), reverse] = kept
+        return kept[1]
+
+    def pagerank(self, weights: sp.spmatrix, alpha: float, tol: float, teleport: np.ndarray | None = None,
+                 reverse: bool = False) -> np.ndarray:
+        return pagerank(self.walk(weights, reverse), alpha, teleport=teleport, tol=tol)
+
+    def truncated_pagerank(self, weights: sp.spmatrix, max_t: int, alpha: float,
+                           pr: np.ndarray) -> dict[int, np.ndarray]:
+        return truncated_pagerank(self.walk(weights), max_t, alpha, pr=pr)
+
+    def supporters(self, binary: sp.spmatrix, max_k: int, log2m: int, seed: int,
+                   exact: bool) -> dict[int, np.ndarray]:
+        if exact:
+            return supporters_exact(binary, max_k)
+        return supporters_hll(binary, max_k, log2m, seed, progress=self.progress)
+
+
 def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float = 1e-10,
                     trust_seeds: np.ndarray | None = None, exact_max_nodes: int = 5000,
                     hll_log2_registers: int = 7, seed: int = 0, progress: bool | None = False,
-                    rank_weights: Literal["binary", "counts"] = "binary") -> dict[str, np.ndarray]:
+                    rank_weights: Literal["binary", "counts"] = "binary",
+                    solver: RankSolver | None = None) -> dict[str, np.ndarray]:
     """Every static feature of every node of the graph (self-links must already be gone).
-    Degrees and neighbourhoods use the 0/1 pattern; ranks use ``rank_matrix(rank_weights)``."""
+    Degrees and neighbourhoods use the 0/1 pattern; ranks use ``rank_matrix(rank_weights)``.
+    ``solver`` walks the graph (default: in this process)."""
     weights = rank_matrix(adjacency, rank_weights)
-    walk = Walk.of(weights)  # one walk for PageRank, TrustRank and truncated PageRank
+    ranks = MemoryRanks(progress) if solver is None else solver
     b = weights if rank_weights == "binary" else rank_matrix(adjacency, "binary")
     bt = sp.csr_matrix(b.T)
     n = b.shape[0]
@@ -72,24 +119,23 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     f["avgout_of_in"] = ratio(bt @ outdeg, indeg)
     degree = indeg + outdeg
     f["assortativity"] = ratio(degree, ratio(b @ degree + bt @ degree, degree))
-    pr = pagerank(walk, alpha, tol=tol)
+    pr = ranks.pagerank(weights, alpha, tol)
     f["pagerank"] = pr
     _, f["prsigma"] = neighbour_mean_var(bt, pr)
     f["prsigma"] = np.sqrt(f["prsigma"])
     if trust_seeds is not None and np.any(trust_seeds):
-        f["trustrank"] = trustrank(walk, trust_seeds, alpha, tol=tol)
+        f["trustrank"] = ranks.pagerank(weights, alpha, tol, teleport=np.asarray(trust_seeds, dtype=np.float64))
     else:
         f["trustrank"] = np.full(n, np.nan)
-    for t, values in truncated_pagerank(walk, 4, alpha, tol=tol, pr=pr).items():
+    for t, values in ranks.truncated_pagerank(weights, 4, alpha, pr).items():
         f[f"truncatedpagerank_{t}"] = values
-    if n <= exact_max_nodes:
-        support = {k: v.astype(np.float64) for k, v in supporters_exact(b, 4).items()}
-    else:
-        support = supporters_hll(b, 4, hll_log2_registers, seed, progress=progress)
+    exact = n <= exact_max_nodes
+    support = {k: v.astype(np.float64) for k, v in ranks.supporters(b, 4, hll_log2_registers, seed, exact).items()}
+    if not exact:
         support[1] = indeg
     for k in (2, 3, 4):
         f[f"neighbors_{k}"] = support[k]
-    chei = cheirank(weights, alpha, tol=tol)
+    chei = ranks.pagerank(weights, alpha, tol, reverse=True)  # CheiRank: PageRank of the reversed links
     f["cheirank"] = chei
     k_pr, k_chei = rank_index(pr), rank_index(chei)
     f["pagerank_index"], f["cheirank_index"] = k_pr.astype(np.float64), k_chei.astype(np.float64)

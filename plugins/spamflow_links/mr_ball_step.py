@@ -1,0 +1,77 @@
+"""One step of the supporter balls (Becchetti et al.'s neighbours at distance k) as one mrjob
+job: ball_k(x) = ball_{k-1}(x) united with ball_{k-1}(y) of every in-neighbour y -> x.
+
+Input and output lines are node records ``node<TAB>state<TAB>targets``, ``targets`` = the
+out-neighbours joined by ``,``. The state is either
+
+- ``--kind hll``: the node's HyperLogLog registers as hex bytes; the union of balls is the
+  register-wise maximum (Flajolet-Martin style probabilistic counting, as the in-memory
+  ``supporters_hll`` with the same seed: the maxima are exact, so the registers are equal);
+- ``--kind exact``: the ball's node ids, ascending, joined by ``,`` (small graphs only: a
+  ball can hold every node).
+
+The map sends the state along every out-link and the structure to the node itself; the
+reduce merges. Imports nothing of spamflow.
+"""
+
+import numpy as np
+from mrjob.job import MRJob
+from mrjob.protocol import RawValueProtocol
+
+
+def merge_states(kind: str, states: list[str]) -> str:
+    """The union of balls: register-wise max (``hll``) or the sorted union of ids (``exact``)."""
+    if kind == "hll":
+        regs = np.frombuffer(bytes.fromhex(states[0]), dtype=np.uint8).copy()
+        for state in states[1:]:
+            np.maximum(regs, np.frombuffer(bytes.fromhex(state), dtype=np.uint8), out=regs)
+        return regs.tobytes().hex()
+    if kind == "exact":
+        ids: set[int] = set()
+        for state in states:
+            ids.update(int(i) for i in state.split(",") if i)
+        return ",".join(str(i) for i in sorted(ids))
+    raise ValueError(f"--kind must be 'hll' or 'exact', not {kind!r}")
+
+
+def spread(line: str):
+    """The map: the state along each out-link, the structure (state and targets) to the node."""
+    node, state, targets = line.rstrip("\n").split("\t")
+    yield node, ["s", state, targets]
+    for target in targets.split(",") if targets else ():
+        yield target, state
+
+
+def unite(node: str, values, kind: str) -> str:
+    """The reduce: the node's line with its grown ball."""
+    structure = None
+    states = []
+    for value in values:
+        if isinstance(value, list):
+            structure = value
+        else:
+            states.append(value)
+    if structure is None:
+        raise ValueError(f"node {node!r} receives links but has no node record: every edge target must be a node")
+    _, state, targets = structure
+    return f"{node}\t{merge_states(kind, [state, *states])}\t{targets}"
+
+
+class MRBallStep(MRJob):
+    INPUT_PROTOCOL = RawValueProtocol
+    OUTPUT_PROTOCOL = RawValueProtocol
+
+    def configure_args(self):
+        super().configure_args()
+        self.add_passthru_arg("--kind", choices=["hll", "exact"], required=True,
+                              help="HyperLogLog registers or exact id sets")
+
+    def mapper(self, _, line):
+        yield from spread(line)
+
+    def reducer(self, node, values):
+        yield None, unite(node, values, self.options.kind)
+
+
+if __name__ == "__main__":
+    MRBallStep.run()
