@@ -305,7 +305,8 @@ def detector_upstream(name: str, params: BaseModel, selected: Mapping[str, type[
 
 def _check_runner(config: Config, plugins: SpamflowPlugins) -> None:
     """A MapReduce detector on a runner whose software is missing fails now, not mid-run."""
-    if not any(plugins.detectors[n].cls.uses_mapreduce for n in config.detectors):
+    parse_may = config.model.parse.engine != "memory"  # the core parse stage's job (auto: on Spark)
+    if not parse_may and not any(plugins.detectors[n].cls.uses_mapreduce for n in config.detectors):
         return
     runner = config.model.mapreduce.runner
     missing = None

@@ -183,3 +183,14 @@ def test_what_a_detector_reads_is_checked_by_one_rule_at_validation(project, plu
     assert "detectors.classify requires the 'quilt' detector; enable it under detectors: (quilt: {})" in message
     message = _error(project, base + "  classify: {labels: demo}\n", plugins)
     assert "detectors.classify reads stage 'demo', which this config does not run" in message
+
+
+def test_a_runner_whose_software_is_missing_fails_at_validation_for_the_parse_job(project, plugins, monkeypatch):
+    """The core parse stage may run as a job (``parse.engine`` auto or mapreduce), so a config with
+    no MapReduce detector is checked too; ``engine: memory`` never starts one, so it is not."""
+    monkeypatch.setenv("PATH", str(project))  # no 'hadoop' command here
+    monkeypatch.delenv("HADOOP_HOME", raising=False)
+    text = "workdir: out\ninput: {warc: [data/*.warc.gz]}\nmapreduce: {runner: hadoop}\ndetectors: {obvious: {}}\n"
+    assert "mapreduce.runner: 'hadoop' needs the 'hadoop' command on PATH" in _error(project, text, plugins)
+    memory = text.replace("detectors:", "parse: {engine: memory}\ndetectors:")
+    assert _load(project, memory, plugins).model.parse.engine == "memory"
