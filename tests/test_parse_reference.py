@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from parse_reference import REFERENCE, digests_of, corpus, sources_present
+from parse_reference import REFERENCE, corpus, digests_of, sources_present
 
 
 def test_page_table_is_unchanged_on_real_data(tmp_path):
