@@ -291,7 +291,7 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
     import spamflow.parse.pages as pages_mod
     from spamflow.parse.charset import decode_html
     from spamflow.parse.html_text import LexborHTMLParser
-    from spamflow.parse.pages import PAGE_SCHEMA, PageBatch, is_html_response, page_from_record
+    from spamflow.parse.pages import PAGE_SCHEMA, PageBatch, _utf8_bytes, is_html_response, page_from_record
     from spamflow.parse.warc_records import iter_records
     from spamflow.words import html_noise
 
@@ -311,21 +311,23 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
     urls = [(it.header("WARC-Target-URI") or "").strip().strip("<>") for it in items]
 
     clear_caches()
+    inputs = [d.text if (b := _utf8_bytes(it.payload, d)) is None else b for it, d in zip(items, decoded)]
     t = clock()
-    extracted = [extract(d.text, u) for d, u in zip(decoded, urls)]
+    extracted = [extract(h, u) for h, u in zip(inputs, urls)]
     split["HTML extract (Lexbor, links, words)"] = clock() - t
 
     t = clock()
-    noise = [html_noise(d.text) for d in decoded]
+    noise = [html_noise(d.text, _utf8_bytes(it.payload, d)) for it, d in zip(items, decoded)]
     split["HTML noise"] = clock() - t
 
     # the rest of page_from_record: the three steps above replaced by their results
     by_payload = {id(it.payload): d for it, d in zip(items, decoded)}
-    by_text = {id(d.text): (x, z) for d, x, z in zip(decoded, extracted, noise)}
+    by_input = {id(h): x for h, x in zip(inputs, extracted)}
+    by_text = {id(d.text): z for d, z in zip(decoded, noise)}
     saved = pages_mod.decode_html, pages_mod.extract, pages_mod.html_noise
     pages_mod.decode_html = lambda body, content_type=None: by_payload[id(body)]
-    pages_mod.extract = lambda html, url: by_text[id(html)][0]
-    pages_mod.html_noise = lambda html: by_text[id(html)][1]
+    pages_mod.extract = lambda html, url: by_input[id(html)]
+    pages_mod.html_noise = lambda html, utf8=None: by_text[id(html)]
     try:
         clear_caches()
         t = clock()
@@ -355,9 +357,9 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
                          "words() regex"], 0.0)
     n_links = 0
     clear_caches()
-    for d, u in zip(decoded, urls):
+    for h, u in zip(inputs, urls):
         t0 = clock()
-        tree = LexborHTMLParser(d.text)
+        tree = LexborHTMLParser(h)
         t1 = clock()
         tree.css_first("title")
         tree.css_first("base[href]")

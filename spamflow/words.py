@@ -61,7 +61,7 @@ def _word_characters(points: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
 _ASCII_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
 
 
-def html_noise(html: str) -> str:
+def html_noise(html: str, utf8: bytes | None = None) -> str:
     """HSS's "HTML noise" (Urvoy et al., section 3.1): the document with its alphanumeric
     characters removed, keeping whitespace, line feeds and tag punctuation.
 
@@ -75,13 +75,18 @@ def html_noise(html: str) -> str:
     '< ="">  , </>\\n'
     >>> html_noise('<p>«Caf\u0065\u0301\u00a0\u2014 日本_x»</p>')
     '<>«\xa0— _»</>'
+
+    ``utf8``: ``html`` encoded as UTF-8, when the caller has it (a UTF-8 page's own bytes),
+    to save encoding it again.
     """
-    if html.isascii():
+    if utf8 is None and html.isascii():
         return html.encode("ascii").translate(None, _ASCII_ALNUM).decode("ascii")
     # ASCII letters and digits first, as bytes (UTF-8 sequences have no byte below 0x80);
     # then the non-ASCII ones by a lookup over the code points (a regular expression would
     # take 8x longer on real pages).
-    rest = html.encode("utf-8", "surrogatepass").translate(None, _ASCII_ALNUM).decode("utf-8", "surrogatepass")
+    if utf8 is None:
+        utf8 = html.encode("utf-8", "surrogatepass")
+    rest = utf8.translate(None, _ASCII_ALNUM).decode("utf-8", "surrogatepass")
     if rest.isascii():
         return rest
     points = np.frombuffer(rest.encode("utf-32-le", "surrogatepass"), np.uint32)

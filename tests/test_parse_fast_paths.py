@@ -166,3 +166,21 @@ def test_relative_links_resolve_as_urljoin_resolves_them_and_faster():
     ratio = speedup(cold, lambda: [reference_url(h, b) for h, b in pairs])
     print(f"absolute_url: {ratio:.2f}x faster than urljoin")
     assert ratio > 1.6, f"absolute_url only {ratio:.2f}x faster than urljoin"
+
+
+def test_a_utf8_page_is_parsed_from_its_own_bytes_with_the_same_result():
+    from spamflow.parse.charset import decode_html
+    from spamflow.parse.html_text import extract
+    from spamflow.parse.pages import _utf8_bytes
+    from spamflow.words import html_noise
+
+    page = "<html><head><title>Zoë’s café</title></head><body><p>Straße — 日本 <a href='x.html'>ß</a></p></body></html>"
+    body = page.encode("utf-8")
+    decoded = decode_html(body, "text/html; charset=utf-8")
+    assert _utf8_bytes(body, decoded) is body
+    assert extract(body, "http://a.example/") == extract(decoded.text, "http://a.example/")
+    assert html_noise(decoded.text, body) == html_noise(decoded.text)
+    # anything else is parsed from the decoded text: another charset, a BOM removed, bytes replaced
+    for other, content_type in ((page.encode("cp1252", "replace"), "text/html; charset=windows-1252"),
+                                (b"\xef\xbb\xbf" + body, "text/html"), (body + b"\xff", "text/html; charset=utf-8")):
+        assert _utf8_bytes(other, decode_html(other, content_type)) is None

@@ -132,8 +132,11 @@ def _normalize(url: str) -> str | None:
     return urlunsplit((parts.scheme, parts.netloc.lower(), path, parts.query, ""))
 
 
-def extract(html: str, url: str) -> HtmlText:
-    """Title, words of the visible text (anchor text included) and outgoing links."""
+def extract(html: str | bytes, url: str) -> HtmlText:
+    """Title, words of the visible text (anchor text included) and outgoing links.
+
+    ``html`` is text, or UTF-8 bytes (Lexbor parses bytes as UTF-8; handing it a UTF-8
+    page's own bytes saves encoding the decoded text again)."""
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = " ".join(title_node.text(deep=True).split()) if title_node else ""
