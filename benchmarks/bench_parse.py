@@ -354,7 +354,7 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
     # inside extract, page by page (a tree is dropped before the next is built, as in extract)
     sub = dict.fromkeys(["Lexbor parse", "css queries, attributes, anchor text", "absolute_url, caches cold",
                          "absolute_url, same links again (caches warm)", "strip_tags + body text()",
-                         "words() regex"], 0.0)
+                         "words()"], 0.0)
     n_links = 0
     clear_caches()
     for h, u in zip(inputs, urls):
