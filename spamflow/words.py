@@ -20,38 +20,48 @@ The rule is the same for every language and needs no model; ``docs/parse.md`` ex
 from __future__ import annotations
 
 import functools
-import re
-import sys
 import unicodedata
 
 import numpy as np
 import numpy.typing as npt
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ASCII_WORD_OR_SPACE = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
+"""Lower-case ASCII text's bytes with every byte but ``[a-z0-9]`` made a space."""
 
-
-@functools.cache
-def _word_pattern(astral: bool) -> re.Pattern[str]:
-    """``\\w`` (letters, digits, underscore) plus the combining marks of this Python's
-    Unicode database; built once, on first use (~0.2 s).  Marks beyond the BMP slow ``re``
-    down threefold, so they are only in the pattern for texts that contain one (emoji, which
-    are beyond the BMP too, do not count)."""
-    top = sys.maxunicode + 1 if astral else 0x10000
-    marks = "".join(re.escape(chr(c)) for c in range(top) if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me"))
-    return re.compile(f"[\\w{marks}]+")
+_SPACE = np.uint32(32)
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words of ``text`` in order."""
-    text = unicodedata.normalize("NFC", text).lower().replace("_", " ")
-    astral_mark = not text.isascii() and any(unicodedata.category(c)[0] == "M" for c in set(_ASTRAL.findall(text)))
-    return _word_pattern(astral_mark).findall(text)
+    """Lower-cased words of ``text`` in order.
+
+    Every character that is not a letter, digit or combining mark becomes a space and the
+    text is split on whitespace (no whitespace character is a word character): the same
+    words as ``re.findall`` over word characters, at twice its speed, because one C
+    ``str.split`` makes the strings instead of a regular-expression match per word.
+    """
+    text = unicodedata.normalize("NFC", text).lower()
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORD_OR_SPACE).decode("ascii").split()
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    return np.where(_word_characters(points), points, _SPACE).tobytes().decode("utf-32-le", "surrogatepass").split()
+
+
+def _word_characters(points: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+    """Which code points are letters, digits or combining marks (``_letter_or_digit``)."""
+    bmp = points < 0x10000
+    if bmp.all():
+        return _bmp_letter_or_digit()[points]
+    keep = np.zeros(len(points), bool)
+    keep[bmp] = _bmp_letter_or_digit()[points[bmp]]
+    astral = np.flatnonzero(~bmp)
+    keep[astral] = [_letter_or_digit(chr(c)) for c in points[astral].tolist()]
+    return keep
 
 
 _ASCII_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
 
 
-def html_noise(html: str) -> str:
+def html_noise(html: str, utf8: bytes | None = None) -> str:
     """HSS's "HTML noise" (Urvoy et al., section 3.1): the document with its alphanumeric
     characters removed, keeping whitespace, line feeds and tag punctuation.
 
@@ -65,27 +75,27 @@ def html_noise(html: str) -> str:
     '< ="">  , </>\\n'
     >>> html_noise('<p>«Caf\u0065\u0301\u00a0\u2014 日本_x»</p>')
     '<>«\xa0— _»</>'
+
+    ``utf8``: ``html`` encoded as UTF-8, when the caller has it (a UTF-8 page's own bytes),
+    to save encoding it again.
     """
-    if html.isascii():
+    if utf8 is None and html.isascii():
         return html.encode("ascii").translate(None, _ASCII_ALNUM).decode("ascii")
     # ASCII letters and digits first, as bytes (UTF-8 sequences have no byte below 0x80);
     # then the non-ASCII ones by a lookup over the code points (a regular expression would
     # take 8x longer on real pages).
-    rest = html.encode("utf-8", "surrogatepass").translate(None, _ASCII_ALNUM).decode("utf-8", "surrogatepass")
+    if utf8 is None:
+        utf8 = html.encode("utf-8", "surrogatepass")
+    rest = utf8.translate(None, _ASCII_ALNUM).decode("utf-8", "surrogatepass")
     if rest.isascii():
         return rest
     points = np.frombuffer(rest.encode("utf-32-le", "surrogatepass"), np.uint32)
-    drop = np.zeros(len(points), bool)
-    bmp = points < 0x10000
-    drop[bmp] = _bmp_letter_or_digit()[points[bmp]]
-    if not bmp.all():
-        astral = np.flatnonzero(~bmp)
-        drop[astral] = [_letter_or_digit(chr(c)) for c in points[astral].tolist()]
-    return points[~drop].tobytes().decode("utf-32-le", "surrogatepass")
+    return points[~_word_characters(points)].tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _letter_or_digit(char: str) -> bool:
-    """A character HTML noise drops: alphanumeric (``str.isalnum``) or a combining mark."""
+    """A word character, which HTML noise drops: alphanumeric (``str.isalnum``, which is
+    also what ``\\w`` of ``re`` means beside ``_``) or a combining mark."""
     return char.isalnum() or unicodedata.category(char)[0] == "M"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from selectolax.lexbor import LexborHTMLParser
@@ -19,8 +20,10 @@ INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "math", "ifr
 """Elements whose text a reader does not see; their text is not part of ``words``."""
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
+    """An outgoing link (a named tuple: a page has ~100, and a tuple is made 1.5x faster
+    than a frozen dataclass)."""
+
     url: str
     anchor: str
     nofollow: bool
@@ -57,11 +60,48 @@ def absolute_url(href: str, base: str) -> str | None:
         return _normalize(base.partition(":")[0] + ":" + href)
     if href.startswith("/"):
         return _normalize(_origin(base) + href)
+    if href.startswith("#"):  # the page itself: every fragment gives the same URL
+        return _page_itself(base)
+    if _PLAIN_RELATIVE.fullmatch(href):
+        folder = _folder_of(base)
+        if folder is not None:  # what urljoin gives for these hrefs, without its cost
+            return _normalize(folder[1] + href if href.startswith("?") else folder[0] + href)
     scheme = href.partition(":")[0]
     if scheme != href and "/" not in scheme and "?" not in scheme and "#" not in scheme:
         return None  # mailto:, javascript:, tel:, ... (http and https were handled above)
     try:
         return _normalize(urljoin(base, href))
+    except ValueError:
+        return None
+
+
+_SEGMENT = r"[A-Za-z0-9\-_~%!$&'()*+,=@][A-Za-z0-9\-._~%!$&'()*+,=@]*"
+_PLAIN_RELATIVE = re.compile(rf"(?:{_SEGMENT}(?:/{_SEGMENT})*/?)?(?:\?[!\"$-~]+)?")
+"""A relative href that ``urljoin`` only appends to the base's folder (or, if it is only a
+query, to the base without its query): no scheme, no segment that starts with a dot, no
+empty segment, no fragment, no ``;`` in the path, printable ASCII.  Anything else goes through ``urljoin``."""
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _folder_of(base: str) -> tuple[str, str] | None:
+    """(``base`` up to the last ``/`` of its path, ``base`` without its query) for a base
+    already in normal form with no empty path segment; None for any other base."""
+    if not _ALREADY_NORMAL.fullmatch(base) or "/." in base or ";" in base:
+        return None
+    origin_end = base.find("/", base.index("//") + 2)
+    if origin_end < 0:
+        return base + "/", base
+    path = base[origin_end:].partition("?")[0]
+    if "//" in path:
+        return None
+    return base[:origin_end] + path[:path.rfind("/") + 1], base.partition("?")[0]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _page_itself(base: str) -> str | None:
+    """What a fragment-only href resolves to (any fragment: it is dropped)."""
+    try:
+        return _normalize(urljoin(base, "#"))
     except ValueError:
         return None
 
@@ -92,8 +132,11 @@ def _normalize(url: str) -> str | None:
     return urlunsplit((parts.scheme, parts.netloc.lower(), path, parts.query, ""))
 
 
-def extract(html: str, url: str) -> HtmlText:
-    """Title, words of the visible text (anchor text included) and outgoing links."""
+def extract(html: str | bytes, url: str) -> HtmlText:
+    """Title, words of the visible text (anchor text included) and outgoing links.
+
+    ``html`` is text, or UTF-8 bytes (Lexbor parses bytes as UTF-8; handing it a UTF-8
+    page's own bytes saves encoding the decoded text again)."""
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = " ".join(title_node.text(deep=True).split()) if title_node else ""

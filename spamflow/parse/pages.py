@@ -14,7 +14,7 @@ import pyarrow as pa
 import xxhash
 
 from spamflow.domains import host_of, registered_domain
-from spamflow.parse.charset import decode_html
+from spamflow.parse.charset import Decoded, decode_html
 from spamflow.parse.html_text import extract
 from spamflow.parse.payload_digest import normalize_digest
 from spamflow.parse.warc_records import WarcRecord, warc_date
@@ -161,6 +161,14 @@ def trec_id_of(rec: WarcRecord) -> str | None:
     return (rec.header("WARC-TREC-ID") or "").strip() or None
 
 
+def _utf8_bytes(payload: bytes, decoded: Decoded) -> bytes | None:
+    """``payload`` when it is exactly ``decoded.text`` in UTF-8 (a UTF-8 page with no byte
+    replaced and no byte-order mark removed), else None."""
+    if decoded.charset == "utf-8" and not decoded.errors and decoded.source != "bom":
+        return payload
+    return None
+
+
 def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
     """Parse a response record whose payload was read (see ``iter_records``)."""
     assert rec.payload is not None, "payload not read"
@@ -169,7 +177,8 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
     host = host_of(url)
     content_type = rec.http_header("Content-Type")
     decoded = decode_html(rec.payload, content_type)
-    text = extract(decoded.text, url)
+    utf8 = _utf8_bytes(rec.payload, decoded)
+    text = extract(decoded.text if utf8 is None else utf8, url)
     record_id = rec.header("WARC-Record-ID") or f"<{rec.file}#{rec.offset}>"
     status_line = rec.record.http_headers.get_statuscode() if rec.record.http_headers else None
     return Page(
@@ -187,7 +196,7 @@ def page_from_record(rec: WarcRecord, snapshot: str) -> Page:
         title=text.title,
         words=text.words,
         links=[{"url": link.url, "anchor": link.anchor, "nofollow": link.nofollow} for link in text.links],
-        noise=html_noise(decoded.text),
+        noise=html_noise(decoded.text, utf8),
         html_bytes=len(rec.payload),
         truncated=rec.capped or rec.cut_short,
         warc_file=rec.file,
