@@ -168,9 +168,10 @@ def test_a_cover_reducer_holds_a_bounded_share_of_its_triples(tmp_path, monkeypa
     assert len(got) == 2_000 and all(len(record["sources"]) >= 2 for _, record in got)
 
 
-def test_jobs_refuse_intermediates_without_gram_sets_naming_the_record(tmp_path):
-    """A work folder of stage version 1 (rows without the gram set) run by hand through the
-    new jobs: a clear error naming the record, not a crash deep in a reducer."""
+def test_jobs_refuse_intermediates_of_older_versions_naming_the_record(tmp_path):
+    """A work folder of stage version 1 (rows without the gram set) or 2 (job (b)'s rows per
+    page, not per line) run by hand through the new jobs: a clear error naming the record,
+    not a crash deep in a reducer."""
     from spamflow_quilt.mr_base import tagged
     from spamflow_quilt.mr_patch_fraction import MRPatchFraction
     from spamflow_quilt.mr_quilt_cover import MRQuiltCover
@@ -181,8 +182,11 @@ def test_jobs_refuse_intermediates_without_gram_sets_naming_the_record(tmp_path)
     one = np.array([1], np.uint64)
     old_b = tmp_path / "patchy_v1.tsv"
     old_b.write_bytes(b"d000000\t" + tagged(b"R", one, one, one, one, one.astype(np.uint8)) + b"\n")
-    with pytest.raises(SpamflowError, match=r"6 columns, stage version 2\), got 5 columns in a b'R' record"):
+    with pytest.raises(SpamflowError, match=r"stage version 3 .*got 5 columns in a b'R' record under b'd000000'"):
         run_job(MRQuiltCover, [old_b], tmp_path / "c.tsv", runner="inline", args=["--m", "5", "--c", "2"])
+    old_b.write_bytes(b"d000002\t" + tagged(b"R", one, one, one, one, one.astype(np.uint8), one) + b"\n")
+    with pytest.raises(SpamflowError, match=r"stage version 3 .*got 6 columns in a b'R' record under b'd000002'.*rerun"):
+        run_job(MRQuiltCover, [old_b], tmp_path / "c2.tsv", runner="inline", args=["--m", "5", "--c", "2"])
     old_a = tmp_path / "patch_grams_v1.tsv"
     old_a.write_bytes(b"d000003\t" + tagged(b"S", one, one, one, one, one) + b"\n")
     with pytest.raises(SpamflowError, match=r"S rows of 6 columns.*under b'd000003'"):
