@@ -329,6 +329,8 @@ def test_combining_popular_grams_keeps_every_patch_decision(seed):
 @pytest.mark.parametrize("line, message", [
     (b"not a shingle line", r"job \(a\) reads shingle lines only, got b'not a shingle line'"),
     (b"4294967295\t7\ta.example\t-\t1:u8:0100000000000000", "page ordinal out of range in shingle line b'4294967295"),
+    (b"5\t7\ta.example\t-\t1:u8:0100000000000000\t1:u8:01000000", r"bad copies field \(doc, domain id, ip id\) "
+     r"in shingle line b'5\\t7\\ta.example"),
 ])
 def test_jobs_refuse_input_they_cannot_read_naming_the_line(tmp_path, line, message):
     """A bad shingle line stops job (a) with an error that quotes it; job (b) refuses
