@@ -199,7 +199,7 @@ def real_texts() -> list[list[str]]:
 
     if not PAN13.exists():
         raise SystemExit(f"the corpus with copies needs real text: {PAN13} is missing "
-                         "(run with --corpora distinct to leave it out)")
+                         "(run with --no-copies to leave it out)")
     out = []
     with tarfile.open(PAN13) as tar:
         for member in sorted(tar.getmembers(), key=lambda m: m.name):
@@ -752,6 +752,8 @@ def main() -> None:
                     help="processes that shingle, as the stage's `workers` (default: the cores)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--no-copies", action="store_true", help="leave out the corpus with copies (real text)")
+    ap.add_argument("--no-distinct", action="store_true",
+                    help="leave out the synthetic corpus of distinct texts (measure only the corpus with copies)")
     ap.add_argument("--copied-share", type=float, default=1 / 3,
                     help="share of the copies corpus's pages whose text has copies (default 1/3)")
     ap.add_argument("--max-copies", type=int, default=10, help="copies of a copied text: at most N (default 10)")
@@ -793,7 +795,7 @@ def main() -> None:
         return gens[n]
 
     print(f"\n== corpus and shingling (write_shingles in 1 process, then in {args.workers}, as the stage with workers: {args.workers}) ==")
-    for n in sizes:
+    for n in [] if args.no_distinct else sizes:
         g = gen(n)
         print(f"  {n:>7,} pages: corpus {g['t_gen']:.1f} s + Parquet {g['t_parquet']:.1f} s;  "
               f"batch_gram_hashes {g['t_gram_hashes']:.1f} s ({n / g['t_gram_hashes']:,.0f} pages/s);  "
@@ -807,7 +809,7 @@ def main() -> None:
     print("\n== quilt stages: find_quilts, one fresh process per (size, runner) ==")
     for runner in runners:
         ra = spark_args if runner == "spark" else []
-        todo = list(sizes)
+        todo = [] if args.no_distinct else list(sizes)
         measured: list[int] = []
         while todo:
             n = todo.pop(0)
@@ -864,7 +866,7 @@ def main() -> None:
             print(f"  {n:>7,} pages: {' = '.join(files)}: {'identical quilts and sources' if same else 'DIFFER'}")
 
     ref = None
-    if "local" in runners or runners:
+    if runners and not args.no_distinct:
         ref = run_worker("ref", {"n": sizes[0], "seed": args.seed, "budget": args.ref_budget, "dir": str(tmp / "ref")})
         note = (f"on {ref['n_ref']:,} pages, NOT {sizes[0]:,}: estimated {ref['est_full']:,.0f} s there "
                 f"(quadratic from {ref['t_probe']:.1f} s on {ref['probe_n']} pages) > {args.ref_budget:.0f} s budget"
@@ -917,7 +919,7 @@ def main() -> None:
             a, b = ms[0], ms[-1]
             print(f"  linearity, {runner}: time({b:,}) / time({a:,}) = {runs[runner][b]['total'] / runs[runner][a]['total']:.2f} "
                   f"for {b / a:.0f}x the pages (1 = all fixed cost, {b / a:.0f} = linear)")
-    if len(sizes) >= 2:
+    if len(sizes) >= 2 and not args.no_distinct:
         a, b = sizes[0], sizes[-1]
         print(f"  linearity, write_shingles: time({b:,}) / time({a:,}) = "
               f"{gens[b]['t_write_shingles'] / gens[a]['t_write_shingles']:.2f} for {b / a:.0f}x the pages")

@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import os
+from array import array
 from typing import BinaryIO
 
 import numpy as np
@@ -40,8 +41,9 @@ from spamflow_quilt.packed import pack
 MAX_ORDINAL = 2**32 - 1
 """Line ordinals are 32-bit; the largest value marks a gram in more than m pages (job (a)'s POPULAR)."""
 
-WINDOW_PAGES = 1 << 21
-"""Pages a shingling process groups by gram set at once (~40 bytes of memory each)."""
+WINDOW_PAGES = 1 << 20
+"""Pages a shingling process groups by gram set at once: at most ~100 bytes of memory each
+(a dict entry per gram set, 32 bytes per copy), ~100 MB a window."""
 
 
 def gram_set_id(packed_grams: bytes) -> int:
@@ -85,7 +87,7 @@ class CopyWindow:
         self.ordinal, self.step, self.window_pages = first, step, window_pages
         self.line_of: dict[int, int] = {}  # gram set name -> its line in this window
         self.window_lines = 0
-        self.pending: list[tuple[int, int, int, int]] = []  # (line, doc, domain id, ip id) of copies
+        self.pending = _copy_columns()  # line, doc, domain id, ip id of each copy
         self.window = 0
         self.lines = self.copies = 0
 
@@ -100,7 +102,8 @@ class CopyWindow:
             self.scratch.write(head + packed_grams + b"\n")
             self.window_lines += 1
         else:
-            self.pending.append((line, doc, domain_id, ip_id))
+            for column, value in zip(self.pending, (line, doc, domain_id, ip_id)):
+                column.append(value)
         self.window += 1
         if self.window >= self.window_pages:
             self.flush()
@@ -108,7 +111,7 @@ class CopyWindow:
     def flush(self) -> None:
         """Write the window's lines, each with its copies, and start a new window."""
         self.scratch.close()
-        copies = np.array(self.pending, np.uint64).reshape(-1, 4)
+        copies = np.stack([np.frombuffer(column, np.uint64) for column in self.pending], axis=1)
         copies = copies[np.argsort(copies[:, 0], kind="stable")]
         bounds = np.searchsorted(copies[:, 0], np.arange(self.window_lines + 1, dtype=np.uint64)).tolist()
         with open(self.scratch_path, "rb") as fh:
@@ -123,9 +126,14 @@ class CopyWindow:
         self.lines += self.window_lines
         self.copies += len(copies)
         self.scratch = open(self.scratch_path, "wb")  # noqa: SIM115
-        self.line_of, self.window_lines, self.pending, self.window = {}, 0, [], 0
+        self.line_of, self.window_lines, self.pending, self.window = {}, 0, _copy_columns(), 0
 
     def close(self) -> None:
         self.flush()
         self.scratch.close()
         os.remove(self.scratch_path)
+
+
+def _copy_columns() -> list[array]:
+    """Four columns of unsigned 64-bit numbers, 8 bytes an entry (a tuple of Python ints is ~200)."""
+    return [array("Q") for _ in range(4)]

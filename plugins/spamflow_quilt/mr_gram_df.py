@@ -134,7 +134,7 @@ class MRGramDocumentFrequency(QuiltJob):
                               for doc, domain, ip in zip(docs.tolist(), domains.tolist(), ips.tolist()))
             self.weighted.add(grams, np.full(len(grams), ordinal, np.uint32),
                               np.full(len(grams), 1 + len(docs), np.uint32))
-        if self.pending.rows + self.weighted.rows >= self.options.flush_rows:
+        if self.pending.rows + self.weighted.rows + len(self.pages) >= self.options.flush_rows:  # pages: copies
             yield from self.flush()
 
     def mapper_final(self):
