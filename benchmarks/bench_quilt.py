@@ -599,7 +599,35 @@ def worker_shingle(spec: dict) -> dict:
             "lines": sum(1 for _ in open(out, "rb")), **_rusage()}
 
 
-WORKERS = {"gen": worker_gen, "quilt": worker_quilt, "ref": worker_ref, "profile": worker_profile,
+def worker_inline(spec: dict) -> dict:
+    """write_shingles in this process and find_quilts on the inline runner (every job in this
+    process too): the CPU seconds of the code itself, without the local runner's ~25 task
+    processes starting Python, mrjob and NumPy (most of a 10,000-page run's CPU)."""
+    from spamflow_quilt import detector
+    from spamflow_quilt.params import QuiltParams
+    from spamflow_quilt.shingle import write_shingles
+
+    work = Path(spec["work"])
+    work.mkdir(parents=True, exist_ok=True)
+    cpu = {}
+    t0 = time.process_time()
+    write_shingles(Path(spec["pages"]), work / "shingles.tsv", PIVOT["k"])
+    cpu["shingling"] = time.process_time() - t0
+    orig_run_job = detector.run_job
+
+    def timed_run_job(job_class, *args, **kwargs):
+        t = time.process_time()
+        try:
+            return orig_run_job(job_class, *args, **kwargs)
+        finally:
+            cpu[job_class.__name__] = time.process_time() - t
+
+    detector.run_job = timed_run_job
+    found = detector.find_quilts(work / "shingles.tsv", work, QuiltParams(**PIVOT), "inline")
+    return {"cpu": cpu, "quilts": len(found), "found": json.dumps(found), **_rusage()}
+
+
+WORKERS = {"gen": worker_gen, "inline": worker_inline, "quilt": worker_quilt, "ref": worker_ref, "profile": worker_profile,
            "shingle": worker_shingle}
 
 
@@ -669,6 +697,12 @@ def run_copies(args, sizes: list[int], runners: list[str], runs: dict, gens: dic
     return out
 
 
+def r_found(r: dict) -> str:
+    """A local run's quilts as worker_inline reports them (JSON of find_quilts' list)."""
+    return json.dumps([[d, {"n_patch_grams": p, "n_grams": g, "sources": s}]
+                       for d, p, g, s in json.loads(Path(r["found_file"]).read_text())])
+
+
 def compare_baseline(args, n: int, runner: str, folder: Path, g: dict, r: dict, spark_args: list[str]) -> dict:
     """The same corpus shingled and run with the --baseline code, right after this code's
     run: before/after ratios of pages/s per core (wall, and per CPU second, which a busy
@@ -700,6 +734,18 @@ def compare_baseline(args, n: int, runner: str, folder: Path, g: dict, r: dict, 
     print(f"    after / before: {after / before:.2f}x pages/s/core, {after_cpu / before_cpu:.2f}x pages/CPU-s, "
           f"largest process {rss_after / rss_before:.2f}x; quilts {'IDENTICAL' if same else 'DIFFERENT'} "
           f"({r['quilts']:,} / {b['quilts']:,})")
+    inline = {}
+    for name, where in (("after", None), ("before", code), ("after again", None)):
+        inline[name] = run_worker("inline", {"pages": str(folder / "pages.parquet"),
+                                             "work": str(folder / f"inline-{name.replace(' ', '-')}")}, code=where)
+        i = inline[name]
+        print(f"    inline runner, {name:11}: CPU " + ", ".join(f"{k} {v:.2f} s" for k, v in i["cpu"].items())
+              + f"; total {sum(i['cpu'].values()):.2f} s = {n / sum(i['cpu'].values()):,.0f} pages/CPU-s; "
+              f"peak RSS {_mib(i['self_rss_kb'])}")
+    best_after = min(sum(inline[k]["cpu"].values()) for k in ("after", "after again"))
+    same_inline = inline["after"]["found"] == inline["before"]["found"] == r_found(r)
+    print(f"    inline after / before: {sum(inline['before']['cpu'].values()) / best_after:.2f}x pages/CPU-s; quilts "
+          f"{'IDENTICAL to each other and to the local runner' if same_inline else 'DIFFERENT'}")
     return {"before": before, "after": after, "same": same}
 
 
