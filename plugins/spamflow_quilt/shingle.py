@@ -112,6 +112,9 @@ def shingle_line(ordinal: int, doc_id: int, grams: Sequence[int] | np.ndarray, d
     shuffles a row per (gram, page), and a 32-bit ordinal makes it 12 bytes instead of 16.
     The grams are packed (:mod:`spamflow_quilt.packed`), not written as decimal numbers:
     every job reads every gram of every page, and parsing text was most of their time.
+    :func:`write_shingles` writes such a line per gram set, with a sixth field listing the
+    pages that are its copies (:class:`spamflow_quilt.copies.CopyWindow`); a file of these
+    five-field lines alone (one per page) is valid input too.
 
     >>> shingle_line(0, 7, [3, 1], "a.example", None)
     b'0\\t7\\ta.example\\t-\\t2:u8:03000000000000000100000000000000'
