@@ -59,7 +59,7 @@ def gram_df(grams: np.ndarray, w_grams: np.ndarray | None = None,
     """The distinct grams, sorted, and their page counts: a ``G`` row counts one page, a
     ``W`` row (a line of copies) its ``weights``, so df counts every page as Section 2 does."""
     distinct, df = gram_counts(grams)
-    if w_grams is not None and len(w_grams):
+    if w_grams is not None and weights is not None and len(w_grams):
         distinct, df = sum_by_key(np.concatenate([distinct, w_grams]),
                                   np.concatenate([df, weights.astype(df.dtype)]))
     return distinct, df
@@ -95,7 +95,7 @@ def collapse_popular(grams: np.ndarray, pages: np.ndarray, m: int,
     out = (np.concatenate([grams[rest], popular]), np.concatenate([pages[rest], np.full(len(popular), POPULAR)]))
     if not weighted:
         return out
-    keep = ~member(w_grams, popular)
+    keep = ~member(weighted[0], popular)
     return (*out, *(column[keep] for column in weighted))
 
 
@@ -156,8 +156,8 @@ class MRGramDocumentFrequency(QuiltJob):
                 yield key, value
             return
         rows = rows_of(values)
-        grams, pages, *weighted = collapse_popular(*joined(rows.get(b"G"), 2), self.options.m,
-                                                   *joined(rows.get(b"W"), 3))
+        grams, pages = joined(rows.get(b"G"), 2)
+        grams, pages, *weighted = collapse_popular(grams, pages, self.options.m, *joined(rows.get(b"W"), 3))
         if len(grams):
             yield key, tagged(b"G", grams, pages)
         if len(weighted[0]):
