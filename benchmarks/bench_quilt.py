@@ -199,7 +199,7 @@ def real_texts() -> list[list[str]]:
 
     if not PAN13.exists():
         raise SystemExit(f"the corpus with copies needs real text: {PAN13} is missing "
-                         "(run with --corpora distinct to leave it out)")
+                         "(run with --no-copies to leave it out)")
     out = []
     with tarfile.open(PAN13) as tar:
         for member in sorted(tar.getmembers(), key=lambda m: m.name):
@@ -295,12 +295,15 @@ def write_pages_parquet(pages: list[dict], path: Path) -> None:
 
 
 def shingle_lines(pages: list[dict], k: int, path: Path) -> Path:
-    """tests/test_quilt.py::_shingles: the lines write_shingles writes, from page dicts."""
-    from spamflow_quilt.shingle import gram_hashes, shingle_line
+    """tests/test_quilt.py::_shingles: the lines write_shingles writes (copies collapsed), from page dicts."""
+    from spamflow_quilt.copies import CopyWindow
+    from spamflow_quilt.shingle import add_page, gram_hashes
 
     with open(path, "wb") as fh:
-        for i, p in enumerate(pages):
-            fh.write(shingle_line(i, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
+        window = CopyWindow(fh, path.with_name(path.name + ".scratch"))
+        for p in pages:
+            add_page(window, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"])
+        window.close()
     return path
 
 
@@ -350,7 +353,8 @@ def worker_gen(spec: dict) -> dict:
             "t_write_shingles": t_shingles, "t_write_shingles_1": t_shingles_1, "workers": spec["workers"],
             "grams": n_grams, "words": planted["words"],
             "planted_quilts": len(planted["quilts"]), "sites": planted["sites"], "planted": planted,
-            "shingle_mb": (out / "shingles.jsonl").stat().st_size / 1e6, **_rusage()}
+            "shingle_mb": (out / "shingles.jsonl").stat().st_size / 1e6,
+            "lines": sum(1 for _ in open(out / "shingles.jsonl", "rb")), **_rusage()}
 
 
 class _Phases:
@@ -431,20 +435,29 @@ def _job_counts(work: Path) -> dict:
     patchy = next(work.rglob("patchy_pages.tsv"), None)
     if patchy is not None:
         counts["patchy_pages"] = sum(len(columns[0]) for columns in rows(patchy, b"Q"))
-        counts["unit_triples"] = _unit_triples(list(rows(patchy, b"R")))
+        counts["unit_triples"] = _unit_triples(list(rows(patchy, b"L")), list(rows(patchy, b"R")))
     return counts
 
 
-def _unit_triples(parts: list) -> int:
-    """The triples job (c) makes at the pivot (copies collapsed; c >= 2 skips copied units)."""
+def _unit_triples(lines: list, pages: list) -> int:
+    """The triples job (c) makes at the pivot under ``foreign: none`` (copies collapsed;
+    c >= 2 skips copied units), from job (b)'s ``L`` records (or a baseline's ``R`` rows)."""
     import numpy as np
     from spamflow_quilt.triples import iter_unit_triples
 
-    if not parts:
+    skip = PIVOT["c"] >= 2
+    if lines:
+        from spamflow_quilt.triples import line_units
+
+        parts = [line_units(hg, hl, ln, docs, servers=docs, patchy=patchy, sets=sets, skip_copied=skip)
+                 for hg, hl, ln, docs, _domains, _ips, patchy, sets in lines]
+        grams, docs, _servers, patchy, sets = (np.concatenate([p[i] for p in parts]) for i in range(5))
+    elif pages:
+        grams, docs, _domains, _ips, patchy, sets = (np.concatenate([p[i] for p in pages]) for i in range(6))
+    else:
         return 0
-    grams, docs, _domains, _ips, patchy, sets = (np.concatenate([p[i] for p in parts]) for i in range(6))
     return sum(len(chunk[0]) for chunk in iter_unit_triples(grams, docs, servers=docs, sets=sets,
-                                                            patchy=patchy.astype(bool), skip_copied=PIVOT["c"] >= 2))
+                                                            patchy=patchy.astype(bool), skip_copied=skip))
 
 
 def worker_quilt(spec: dict) -> dict:
@@ -474,11 +487,12 @@ def worker_quilt(spec: dict) -> dict:
     total = time.perf_counter() - t0
     planted = set(json.loads((Path(spec["shingles"]).parent / "planted.json").read_text())["quilts"]) \
         if (Path(spec["shingles"]).parent / "planted.json").exists() else set()
+    usage = _rusage()  # the stage's, before the benchmark's own counting below reads the intermediates
     result = [[d, c["n_patch_grams"], c["n_grams"], c["sources"]] for d, c in found]
     (work / "found.json").write_text(json.dumps(result))
     return {"total": total, "jobs": job_times, "phases": phases.times, "tasks": dict(phases.tasks),
             "quilts": len(found), "planted_found": sum(d in planted for d, _ in found),
-            "found_file": str(work / "found.json"), **_job_counts(work), **_rusage()}
+            "found_file": str(work / "found.json"), **_job_counts(work), **usage}
 
 
 def worker_ref(spec: dict) -> dict:
@@ -573,11 +587,56 @@ def worker_profile(spec: dict) -> dict:
             "top": top.most_common(12), "t_task_start": min(starts), **_rusage()}
 
 
-WORKERS = {"gen": worker_gen, "quilt": worker_quilt, "ref": worker_ref, "profile": worker_profile}
+def worker_shingle(spec: dict) -> dict:
+    """write_shingles alone over a corpus worker_gen wrote (for --baseline: the other code's shingling)."""
+    from spamflow_quilt.shingle import write_shingles
+
+    out = Path(spec["out"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    write_shingles(Path(spec["pages"]), out, PIVOT["k"], workers=spec["workers"])
+    return {"t_write_shingles": time.perf_counter() - t0, "shingle_mb": out.stat().st_size / 1e6,
+            "lines": sum(1 for _ in open(out, "rb")), **_rusage()}
 
 
-def run_worker(kind: str, spec: dict, timeout: float = 3600) -> dict:
+def worker_inline(spec: dict) -> dict:
+    """write_shingles in this process and find_quilts on the inline runner (every job in this
+    process too): the CPU seconds of the code itself, without the local runner's ~25 task
+    processes starting Python, mrjob and NumPy (most of a 10,000-page run's CPU)."""
+    from spamflow_quilt import detector
+    from spamflow_quilt.params import QuiltParams
+    from spamflow_quilt.shingle import write_shingles
+
+    work = Path(spec["work"])
+    work.mkdir(parents=True, exist_ok=True)
+    cpu = {}
+    t0 = time.process_time()
+    write_shingles(Path(spec["pages"]), work / "shingles.tsv", PIVOT["k"])
+    cpu["shingling"] = time.process_time() - t0
+    orig_run_job = detector.run_job
+
+    def timed_run_job(job_class, *args, **kwargs):
+        t = time.process_time()
+        try:
+            return orig_run_job(job_class, *args, **kwargs)
+        finally:
+            cpu[job_class.__name__] = time.process_time() - t
+
+    detector.run_job = timed_run_job
+    found = detector.find_quilts(work / "shingles.tsv", work, QuiltParams(**PIVOT), "inline")
+    return {"cpu": cpu, "quilts": len(found), "found": json.dumps(found), **_rusage()}
+
+
+WORKERS = {"gen": worker_gen, "inline": worker_inline, "quilt": worker_quilt, "ref": worker_ref, "profile": worker_profile,
+           "shingle": worker_shingle}
+
+
+def run_worker(kind: str, spec: dict, timeout: float = 3600, code: str | None = None) -> dict:
+    """One measurement in a fresh process; ``code``: a folder whose ``spamflow_quilt`` is
+    imported instead of this checkout's (``--baseline``)."""
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONHASHSEED": "0"}
+    if code:
+        env["BENCH_QUILT_CODE"] = code
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", kind, json.dumps(spec)],
                           capture_output=True, text=True, env=env, timeout=timeout)
@@ -607,7 +666,7 @@ def run_copies(args, sizes: list[int], runners: list[str], runs: dict, gens: dic
         g = run_worker("gen", spec)
         p = g["planted"]
         print(f"  {n:>7,} pages: {p['texts']:,} distinct texts, {p['copied_pages']:,} pages of copied texts, "
-              f"{g['words'] / n:.0f} words/page; write_shingles {g['t_write_shingles']:.1f} s "
+              f"{g['words'] / n:.0f} words/page; write_shingles {g['t_write_shingles']:.1f} s, {g['lines']:,} lines "
               f"({n / g['t_write_shingles']:,.0f} pages/s)")
         for runner in runners:
             r = run_worker("quilt", {"shingles": str(tmp / f"copies-{n}" / "shingles.jsonl"),
@@ -628,12 +687,66 @@ def run_copies(args, sizes: list[int], runners: list[str], runs: dict, gens: dic
                   f"{r.get('unit_triples', 0):,}, quilts {r['quilts']:,} (planted {len(p['quilts']):,}, found "
                   f"{r['planted_found']:,})")
             print(f"        peak RSS: this process {_mib(r['self_rss_kb'])}, largest child {_mib(r['children_rss_kb'])}")
+            if args.baseline:
+                compare_baseline(args, n, runner, tmp / f"copies-{n}", g, r, spark_args)
             sys.stdout.flush()
     ref = run_worker("ref", {"n": min(sizes[0], 2000), "seed": args.seed, "budget": args.ref_budget,
                              "dir": str(tmp / "ref-copies"), "corpus": "copies"})
     print(f"  reference on {ref['n_ref']:,} pages with copies: {ref['ref_quilts']} quilts, find_quilts "
           f"{ref['mr_quilts']}: {'IDENTICAL (doc, patch grams, grams, sources)' if ref['equal'] else 'DIFFERENT'}")
     return out
+
+
+def r_found(r: dict) -> str:
+    """A local run's quilts as worker_inline reports them (JSON of find_quilts' list)."""
+    return json.dumps([[d, {"n_patch_grams": p, "n_grams": g, "sources": s}]
+                       for d, p, g, s in json.loads(Path(r["found_file"]).read_text())])
+
+
+def compare_baseline(args, n: int, runner: str, folder: Path, g: dict, r: dict, spark_args: list[str]) -> dict:
+    """The same corpus shingled and run with the --baseline code, right after this code's
+    run: before/after ratios of pages/s per core (wall, and per CPU second, which a busy
+    machine disturbs less) and of the largest process, and whether the quilts (doc, counts,
+    sources) are identical.  Shingling is timed alone for both codes (``shingle`` worker)."""
+    code = str(Path(args.baseline).resolve())
+    a_sh = run_worker("shingle", {"pages": str(folder / "pages.parquet"), "out": str(folder / "again.tsv"),
+                                  "workers": args.workers})
+    shingles = folder / "baseline" / "shingles.tsv"
+    b_sh = run_worker("shingle", {"pages": str(folder / "pages.parquet"), "out": str(shingles),
+                                  "workers": args.workers}, code=code)
+    b = run_worker("quilt", {"shingles": str(shingles), "work": str(folder / "baseline" / runner), "runner": runner,
+                             "runner_args": spark_args if runner == "spark" else []}, code=code)
+
+    def figures(sh: dict, q: dict) -> tuple[float, float, int]:
+        cpu = sh["self_cpu"] + sh["children_cpu"] + q["self_cpu"] + q["children_cpu"]
+        rss = max(sh["self_rss_kb"], sh["children_rss_kb"], q["self_rss_kb"], q["children_rss_kb"])
+        return n / (sh["t_write_shingles"] + q["total"]) / CORES, n / cpu, rss
+
+    (before, before_cpu, rss_before), (after, after_cpu, rss_after) = figures(b_sh, b), figures(a_sh, r)
+    same = Path(b["found_file"]).read_text() == Path(r["found_file"]).read_text()
+    print(f"    this code, shingling again alone: {a_sh['t_write_shingles']:.1f} s ({a_sh['lines']:,} lines, "
+          f"{a_sh['shingle_mb']:.0f} MB); with the jobs above {after:7.1f} pages/s/core, {after_cpu:7.1f} pages/CPU-s; "
+          f"largest process {_mib(rss_after)}")
+    print(f"    baseline ({args.baseline}), same corpus, just after: shingling {b_sh['t_write_shingles']:.1f} s "
+          f"({b_sh['lines']:,} lines, {b_sh['shingle_mb']:.0f} MB), jobs {b['total']:.1f} s: {before:7.1f} "
+          f"pages/s/core, {before_cpu:7.1f} pages/CPU-s; largest process {_mib(rss_before)}")
+    print("        jobs: " + ", ".join(f"{j} {t:.1f} s" for j, t in b["jobs"].items()))
+    print(f"    after / before: {after / before:.2f}x pages/s/core, {after_cpu / before_cpu:.2f}x pages/CPU-s, "
+          f"largest process {rss_after / rss_before:.2f}x; quilts {'IDENTICAL' if same else 'DIFFERENT'} "
+          f"({r['quilts']:,} / {b['quilts']:,})")
+    inline = {}
+    for name, where in (("after", None), ("before", code), ("after again", None)):
+        inline[name] = run_worker("inline", {"pages": str(folder / "pages.parquet"),
+                                             "work": str(folder / f"inline-{name.replace(' ', '-')}")}, code=where)
+        i = inline[name]
+        print(f"    inline runner, {name:11}: CPU " + ", ".join(f"{k} {v:.2f} s" for k, v in i["cpu"].items())
+              + f"; total {sum(i['cpu'].values()):.2f} s = {n / sum(i['cpu'].values()):,.0f} pages/CPU-s; "
+              f"peak RSS {_mib(i['self_rss_kb'])}")
+    best_after = min(sum(inline[k]["cpu"].values()) for k in ("after", "after again"))
+    same_inline = inline["after"]["found"] == inline["before"]["found"] == r_found(r)
+    print(f"    inline after / before: {sum(inline['before']['cpu'].values()) / best_after:.2f}x pages/CPU-s; quilts "
+          f"{'IDENTICAL to each other and to the local runner' if same_inline else 'DIFFERENT'}")
+    return {"before": before, "after": after, "same": same}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -686,12 +799,18 @@ def main() -> None:
                     help="processes that shingle, as the stage's `workers` (default: the cores)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--no-copies", action="store_true", help="leave out the corpus with copies (real text)")
+    ap.add_argument("--no-distinct", action="store_true",
+                    help="leave out the synthetic corpus of distinct texts (measure only the corpus with copies)")
     ap.add_argument("--copied-share", type=float, default=1 / 3,
                     help="share of the copies corpus's pages whose text has copies (default 1/3)")
     ap.add_argument("--max-copies", type=int, default=10, help="copies of a copied text: at most N (default 10)")
     ap.add_argument("--min-copies", type=int, default=1, help="copies of a copied text: at least N (default 1)")
     ap.add_argument("--copies-words", type=int, default=200,
                     help="words per page of the copies corpus (default 200; less if the real text runs out)")
+    ap.add_argument("--baseline", default=None, metavar="DIR",
+                    help="also run the corpus with copies with the spamflow_quilt package found in DIR (another "
+                         "version, e.g. `git archive <commit> plugins/spamflow_quilt | tar -x -C /tmp/old` and "
+                         "DIR=/tmp/old/plugins), right after this code's run: before/after ratios")
     args = ap.parse_args()
     sizes = sorted({int(x) for x in ("2000,10000" if args.quick else args.sizes).split(",")})
     runners = [r.strip() for r in args.runners.split(",") if r.strip()]
@@ -723,7 +842,7 @@ def main() -> None:
         return gens[n]
 
     print(f"\n== corpus and shingling (write_shingles in 1 process, then in {args.workers}, as the stage with workers: {args.workers}) ==")
-    for n in sizes:
+    for n in [] if args.no_distinct else sizes:
         g = gen(n)
         print(f"  {n:>7,} pages: corpus {g['t_gen']:.1f} s + Parquet {g['t_parquet']:.1f} s;  "
               f"batch_gram_hashes {g['t_gram_hashes']:.1f} s ({n / g['t_gram_hashes']:,.0f} pages/s);  "
@@ -737,7 +856,7 @@ def main() -> None:
     print("\n== quilt stages: find_quilts, one fresh process per (size, runner) ==")
     for runner in runners:
         ra = spark_args if runner == "spark" else []
-        todo = list(sizes)
+        todo = [] if args.no_distinct else list(sizes)
         measured: list[int] = []
         while todo:
             n = todo.pop(0)
@@ -775,6 +894,8 @@ def main() -> None:
                       f"({', '.join(f'{v} {k}' for k, v in sorted(r['tasks'].items()))}), run {CORES} at a time")
             for job, ph in r.get("phases", {}).items():
                 print(f"        {job:26}" + ", ".join(f"{k} {v:.1f}" for k, v in ph.items()))
+            if args.baseline:
+                compare_baseline(args, n, runner, tmp / str(n), g, r, ra)
             sys.stdout.flush()
 
     copies: dict[str, dict[int, dict]] = {r: {} for r in runners}
@@ -792,7 +913,7 @@ def main() -> None:
             print(f"  {n:>7,} pages: {' = '.join(files)}: {'identical quilts and sources' if same else 'DIFFER'}")
 
     ref = None
-    if "local" in runners or runners:
+    if runners and not args.no_distinct:
         ref = run_worker("ref", {"n": sizes[0], "seed": args.seed, "budget": args.ref_budget, "dir": str(tmp / "ref")})
         note = (f"on {ref['n_ref']:,} pages, NOT {sizes[0]:,}: estimated {ref['est_full']:,.0f} s there "
                 f"(quadratic from {ref['t_probe']:.1f} s on {ref['probe_n']} pages) > {args.ref_budget:.0f} s budget"
@@ -845,7 +966,7 @@ def main() -> None:
             a, b = ms[0], ms[-1]
             print(f"  linearity, {runner}: time({b:,}) / time({a:,}) = {runs[runner][b]['total'] / runs[runner][a]['total']:.2f} "
                   f"for {b / a:.0f}x the pages (1 = all fixed cost, {b / a:.0f} = linear)")
-    if len(sizes) >= 2:
+    if len(sizes) >= 2 and not args.no_distinct:
         a, b = sizes[0], sizes[-1]
         print(f"  linearity, write_shingles: time({b:,}) / time({a:,}) = "
               f"{gens[b]['t_write_shingles'] / gens[a]['t_write_shingles']:.2f} for {b / a:.0f}x the pages")
@@ -888,6 +1009,8 @@ def main() -> None:
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
+    if os.environ.get("BENCH_QUILT_CODE"):  # --baseline: the other version's spamflow_quilt first
+        sys.path.insert(0, os.environ["BENCH_QUILT_CODE"])
     print(json.dumps(WORKERS[sys.argv[2]](json.loads(sys.argv[3]))))
 elif __name__ == "__main__":
     main()

@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from spamflow_quilt.copies import WINDOW_PAGES, CopyWindow
 from spamflow_quilt.cover import greedy_cover, greedy_cover_arrays
 from spamflow_quilt.detector import combiner_pays, find_quilts
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.params import QuiltParams
-from spamflow_quilt.shingle import batch_gram_hashes, gram_hashes, shingle_line
+from spamflow_quilt.shingle import add_page, batch_gram_hashes, gram_hashes, shingle_line
 
 from quilt_reference import grams, reference_quilts
 
@@ -49,18 +50,26 @@ def random_corpus(seed: int, n: int = 40) -> list[dict]:
     return pages
 
 
-def _shingles(pages: list[dict], k: int, path: Path) -> Path:
+def _shingles(pages: list[dict], k: int, path: Path, window: int | None = WINDOW_PAGES) -> Path:
+    """The shingle file write_shingles writes: copies collapsed within windows of ``window``
+    pages (the default: all of them), or, with ``window=None``, one line per page."""
     with open(path, "wb") as fh:
-        for i, p in enumerate(pages):
-            fh.write(shingle_line(i, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
+        if window is None:
+            for i, p in enumerate(pages):
+                fh.write(shingle_line(i, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"]) + b"\n")
+            return path
+        lines = CopyWindow(fh, path.with_name(path.name + ".scratch"), window_pages=window)
+        for p in pages:
+            add_page(lines, p["doc_id"], gram_hashes(p["words"], k), p["domain"], p["ip"])
+        lines.close()
     return path
 
 
-def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, **params):
+def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, window=WINDOW_PAGES, **params):
     qp = QuiltParams(**params)
-    work = tmp_path / f"work-{runner}-{buckets}-{flush_rows}-{abs(hash(json.dumps(params, sort_keys=True)))}"
+    work = tmp_path / f"work-{runner}-{buckets}-{flush_rows}-{window}-{abs(hash(json.dumps(params, sort_keys=True)))}"
     work.mkdir()
-    found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv"), work, qp, runner,
+    found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv", window), work, qp, runner,
                         buckets=buckets, flush_rows=flush_rows)
     return [{"doc_id": d, "n_grams": c["n_grams"], "n_patch_grams": c["n_patch_grams"],
              "sources": [tuple(s) for s in c["sources"]]} for d, c in found]
@@ -148,11 +157,32 @@ def test_batch_shingling_equals_gram_hashes_page_by_page():
             assert got[offsets[i]:offsets[i + 1]].tolist() == gram_hashes(words or [], k)
 
 
-def test_shingle_file_holds_one_line_per_page_of_the_snapshot_with_any_number_of_workers(tmp_path):
-    """write_shingles over a folder of Parquet parts with several row groups: the lines of
-    one snapshot, each as shingle_line writes it from the plain definition, with distinct
-    ordinals, whatever the number of worker processes."""
+def _pages_of_lines(path: Path) -> tuple[list[bytes], dict[int, tuple[bytes, int, int]]]:
+    """The ordinals of a shingle file's lines, and each page as its line holds it:
+    doc -> (packed grams, domain id, IP id), copies included."""
+    from spamflow_quilt.packed import unpack
+    from spamflow_quilt.servers import server_id
+
+    ordinals, pages = [], {}
+    for line in path.read_bytes().splitlines():
+        ordinal, doc, domain, ip, grams, *copies = line.split(b"\t")
+        ordinals.append(ordinal)
+        assert int(doc) not in pages
+        pages[int(doc)] = (grams, server_id(domain.decode()), server_id(ip.decode()))
+        for field in copies:
+            for copy, domain_id, ip_id in zip(*(column.tolist() for column in unpack(field))):
+                assert copy not in pages
+                pages[copy] = (grams, domain_id, ip_id)
+    return ordinals, pages
+
+
+def test_shingle_file_holds_every_page_of_the_snapshot_once_with_any_number_of_workers(tmp_path):
+    """write_shingles over a folder of Parquet parts with several row groups: every page of
+    one snapshot once, with its grams from the plain definition and its servers, the copies
+    of a gram set listed on one line (per worker), distinct ordinals, whatever the number of
+    worker processes."""
     import pyarrow.parquet as pq
+    from spamflow_quilt.servers import server_id
     from spamflow_quilt.shingle import write_shingles
 
     pages = random_corpus(3, n=60)
@@ -166,17 +196,24 @@ def test_shingle_file_holds_one_line_per_page_of_the_snapshot_with_any_number_of
                                  "snapshot": ["s1" if i % 3 else "s2" for i in range(len(chunk))]}),
                        folder / f"part-{part}.parquet", row_group_size=7)
     snapshot_pages = [p for part in range(2) for i, p in enumerate(pages[part * 30:(part + 1) * 30]) if i % 3]
-    expected = sorted(shingle_line(0, p["doc_id"], gram_hashes(p["words"], 3), p["domain"], p["ip"])
-                      .split(b"\t", 1)[1] for p in snapshot_pages)
+    expected = {p["doc_id"]: (shingle_line(0, p["doc_id"], gram_hashes(p["words"], 3), p["domain"], p["ip"])
+                              .split(b"\t")[4], server_id(p["domain"] or "-"), server_id(p["ip"] or "-"))
+                for p in snapshot_pages}
+    gram_sets = {grams for grams, _, _ in expected.values() if not grams.startswith(b"0:")}
+    copies = sum(1 for grams, _, _ in expected.values() if not grams.startswith(b"0:")) - len(gram_sets)
+    assert copies >= 2  # the corpus has exact duplicates in the snapshot
     for workers in (1, 2, 3):
         out = tmp_path / f"shingles-{workers}.tsv"
         counts = write_shingles(folder, out, 3, snapshot="s1", workers=workers)
-        ordinals, lines = zip(*(line.split(b"\t", 1) for line in out.read_bytes().splitlines()))
-        assert sorted(lines) == expected
+        ordinals, got = _pages_of_lines(out)
+        assert got == expected
         assert len(set(ordinals)) == len(ordinals)
         assert counts["pages"] == len(snapshot_pages)
         assert counts["grams"] == sum(len(gram_hashes(p["words"], 3)) for p in snapshot_pages)
-        assert not list(tmp_path.glob("*.part*"))
+        assert counts["copies"] == len(snapshot_pages) - len(ordinals) <= copies
+        if workers == 1:  # one process, one window: one line per non-empty gram set
+            assert counts["copies"] == copies
+        assert not list(tmp_path.glob("*.part*")) and not list(tmp_path.glob("*.scratch"))
 
 
 def test_hand_worked_quilt():
@@ -292,6 +329,8 @@ def test_combining_popular_grams_keeps_every_patch_decision(seed):
 @pytest.mark.parametrize("line, message", [
     (b"not a shingle line", r"job \(a\) reads shingle lines only, got b'not a shingle line'"),
     (b"4294967295\t7\ta.example\t-\t1:u8:0100000000000000", "page ordinal out of range in shingle line b'4294967295"),
+    (b"5\t7\ta.example\t-\t1:u8:0100000000000000\t1:u8:01000000", r"bad copies field \(doc, domain id, ip id\) "
+     r"in shingle line b'5\\t7\\ta.example"),
 ])
 def test_jobs_refuse_input_they_cannot_read_naming_the_line(tmp_path, line, message):
     """A bad shingle line stops job (a) with an error that quotes it; job (b) refuses

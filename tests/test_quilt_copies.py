@@ -168,9 +168,10 @@ def test_a_cover_reducer_holds_a_bounded_share_of_its_triples(tmp_path, monkeypa
     assert len(got) == 2_000 and all(len(record["sources"]) >= 2 for _, record in got)
 
 
-def test_jobs_refuse_intermediates_without_gram_sets_naming_the_record(tmp_path):
-    """A work folder of stage version 1 (rows without the gram set) run by hand through the
-    new jobs: a clear error naming the record, not a crash deep in a reducer."""
+def test_jobs_refuse_intermediates_of_older_versions_naming_the_record(tmp_path):
+    """A work folder of stage version 1 (rows without the gram set) or 2 (job (b)'s rows per
+    page, not per line) run by hand through the new jobs: a clear error naming the record,
+    not a crash deep in a reducer."""
     from spamflow_quilt.mr_base import tagged
     from spamflow_quilt.mr_patch_fraction import MRPatchFraction
     from spamflow_quilt.mr_quilt_cover import MRQuiltCover
@@ -181,9 +182,144 @@ def test_jobs_refuse_intermediates_without_gram_sets_naming_the_record(tmp_path)
     one = np.array([1], np.uint64)
     old_b = tmp_path / "patchy_v1.tsv"
     old_b.write_bytes(b"d000000\t" + tagged(b"R", one, one, one, one, one.astype(np.uint8)) + b"\n")
-    with pytest.raises(SpamflowError, match=r"6 columns, stage version 2\), got 5 columns in a b'R' record"):
+    with pytest.raises(SpamflowError, match=r"stage version 3 .*got 5 columns in a b'R' record under b'd000000'"):
         run_job(MRQuiltCover, [old_b], tmp_path / "c.tsv", runner="inline", args=["--m", "5", "--c", "2"])
+    old_b.write_bytes(b"d000002\t" + tagged(b"R", one, one, one, one, one.astype(np.uint8), one) + b"\n")
+    with pytest.raises(SpamflowError, match=r"stage version 3 .*got 6 columns in a b'R' record under b'd000002'.*rerun"):
+        run_job(MRQuiltCover, [old_b], tmp_path / "c2.tsv", runner="inline", args=["--m", "5", "--c", "2"])
     old_a = tmp_path / "patch_grams_v1.tsv"
     old_a.write_bytes(b"d000003\t" + tagged(b"S", one, one, one, one, one) + b"\n")
     with pytest.raises(SpamflowError, match=r"S rows of 6 columns.*under b'd000003'"):
         run_job(MRPatchFraction, [old_a], tmp_path / "b.tsv", runner="inline", args=["--m", "5", "--theta", "0.5"])
+
+
+def _write_pages(pages: list[dict], path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"doc_id": pa.array([p["doc_id"] for p in pages], pa.int64()),
+                             "words": pa.array([p["words"] for p in pages], pa.list_(pa.string())),
+                             "domain": [p["domain"] for p in pages], "ip": [p["ip"] for p in pages]}), path)
+    return path
+
+
+def _brute_force_df(pages: list[dict], k: int) -> dict[int, int]:
+    """df of every gram hash, counting pages one by one."""
+    from spamflow_quilt.shingle import gram_hashes
+
+    df: dict[int, int] = {}
+    for p in pages:
+        for g in gram_hashes(p["words"], k):
+            df[g] = df.get(g, 0) + 1
+    return df
+
+
+def _patch_grams(path) -> dict[int, int]:
+    from spamflow_quilt.mr_base import untagged
+
+    out = {}
+    for line in path.read_bytes().splitlines():
+        kind, columns = untagged(line.split(b"\t", 1)[1])
+        if kind == b"P":
+            out.update(zip(columns[0].tolist(), columns[1].tolist()))
+    return out
+
+
+def test_a_text_on_ten_pages_is_one_shingle_line_and_job_a_still_counts_ten_pages(tmp_path):
+    """Ten copies of a 30-word text on ten domains, a page quoting 6 of its words and a page
+    of its own: write_shingles writes 3 lines (the copies listed on the first copy's line),
+    job (a)'s mappers emit one row per gram of a line (not of a page), and every df is the
+    page count of the brute-force count (10 for the text's grams, 11 for the quoted ones)."""
+    from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
+    from spamflow_quilt.shingle import gram_hashes, write_shingles
+
+    from spamflow.mr import run_job
+
+    text = [f"w{i}" for i in range(30)]
+    pages = [{"doc_id": 100 + i, "words": text, "domain": f"d{i}.example", "ip": f"127.0.0.{i}"} for i in range(10)]
+    pages += [{"doc_id": 7, "words": ["x", "y", *text[3:9], "z"], "domain": "q.example", "ip": None},
+              {"doc_id": 8, "words": [f"v{i}" for i in range(12)], "domain": "r.example", "ip": "127.0.1.1"}]
+    shingles = tmp_path / "shingles.tsv"
+    counts = write_shingles(_write_pages(pages, tmp_path / "pages.parquet"), shingles, 3)
+    lines = shingles.read_bytes().splitlines()
+    assert len(lines) == 3 and counts["copies"] == 9 and counts["pages"] == 12
+    job = MRGramDocumentFrequency(["--m", "20", "--buckets", "4"])
+    job.mapper_init()
+    records = [r for line in lines for r in job.mapper(None, line)] + list(job.mapper_final())
+    from spamflow_quilt.mr_base import untagged
+
+    shuffled = sum(len(columns[0]) for kind, columns in (untagged(v) for _, v in records) if kind in (b"G", b"W"))
+    assert shuffled == len(gram_hashes(text, 3)) + 7 + 10  # not 10 x 28 + 7 + 10
+    out = run_job(MRGramDocumentFrequency, [shingles], tmp_path / "patch_grams.tsv", runner="inline",
+                  args=["--m", "20", "--buckets", "4"])
+    expected = {g: df for g, df in _brute_force_df(pages, 3).items() if 1 < df <= 20}
+    assert _patch_grams(out) == expected
+    assert sorted(set(expected.values())) == [10, 11]
+
+
+@pytest.mark.parametrize("m", [3, 6, 40])
+def test_document_frequency_counts_every_copy_whatever_the_flushes(tmp_path, m):
+    """Job (a) on collapsed copies, with mapper flushes every 5 rows (so the combiner merges
+    G and W rows and drops grams of more than m pages): the patch grams and their df are
+    those of counting page by page."""
+    from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
+    from test_quilt import _shingles
+
+    from spamflow.mr import run_job
+
+    pages = copies_corpus(4)
+    shingles = _shingles(pages, 3, tmp_path / "shingles.tsv")
+    assert len(shingles.read_bytes().splitlines()) < 0.6 * len(pages)
+    out = run_job(MRGramDocumentFrequency, [shingles], tmp_path / "patch_grams.tsv", runner="inline",
+                  args=["--m", str(m), "--buckets", "3", "--flush-rows", "5"])
+    expected = {g: df for g, df in _brute_force_df(pages, 3).items() if 1 < df <= m}
+    assert expected and _patch_grams(out) == expected
+
+
+@pytest.mark.parametrize("window", [None, 4])
+@pytest.mark.parametrize("foreign", ["none", "domain", "ip"])
+def test_copies_split_over_lines_give_the_reference_too(tmp_path, foreign, window):
+    """Copies not collapsed (one line per page, as an older shingle file or another
+    shingling process has them) or collapsed only within windows of 4 pages, so that one
+    gram set is on several lines: still the reference's quilts and sources."""
+    for seed in (1, 2):
+        pages = copies_corpus(seed)
+        (tmp_path / str(seed)).mkdir()
+        for params in PARAMS[:2]:
+            expected = _ref(pages, foreign=foreign, **params)
+            assert _mr(pages, tmp_path / str(seed), window=window, foreign=foreign, **params) == expected, params
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_units_of_lines_give_the_triples_of_their_pages(seed):
+    """line_units's rows (a line's units, the first two with c >= 2) make the same triples as
+    one row per page, when each gram set's pages are spread over random lines."""
+    from spamflow_quilt.triples import line_units
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    sets = rng.integers(1, 150, n).astype(np.uint64)  # gram sets of 1 to ~6 pages
+    docs = rng.permutation(np.arange(1, n + 1)).astype(np.uint64)
+    servers = rng.integers(1, 4, n).astype(np.uint64)
+    lines = (sets * np.uint64(3) + rng.integers(0, 3, n).astype(np.uint64)).astype(np.uint32)  # <= 3 lines a set
+    patchy = (sets % np.uint64(3) != 0).astype(np.uint8)
+    grams_of_set = {s: rng.choice(60, rng.integers(1, 8), replace=False) for s in range(1, 150)}
+    hit_grams, hit_lines = [], []
+    for line in np.unique(lines).tolist():
+        g = grams_of_set[line // 3]
+        hit_grams += g.tolist()
+        hit_lines += [line] * len(g)
+    hit_grams, hit_lines = np.array(hit_grams, np.uint64), np.array(hit_lines, np.uint32)
+    page_of = {line: np.flatnonzero(lines == line) for line in np.unique(lines).tolist()}
+    at = np.concatenate([np.repeat(page_of[line], 1) for line in hit_lines.tolist()])
+    per_page = np.concatenate([np.full(len(page_of[line]), g, np.uint64)
+                               for g, line in zip(hit_grams.tolist(), hit_lines.tolist())])
+    assert len(at) == len(per_page)
+    for skip in (True, False):
+        from_pages = unit_triples(per_page, docs[at], servers=servers[at], sets=sets[at],
+                                  patchy=patchy[at].astype(bool), skip_copied=skip)
+        g, reps, srv, pat, st = line_units(hit_grams, hit_lines, lines, docs, servers=servers, patchy=patchy,
+                                           sets=sets, skip_copied=skip)
+        from_lines = unit_triples(g, reps, servers=srv, sets=st, patchy=pat.astype(bool), skip_copied=skip)
+        assert sorted(zip(*(c.tolist() for c in from_lines))) == sorted(zip(*(c.tolist() for c in from_pages)))
+        assert len(from_pages[0]) > 0

@@ -118,7 +118,7 @@ def shingled(pages: Path, work: Path, k: int, snapshot: str, workers: int = 1) -
 
 class QuiltDetector(Detector):
     name = "quilt"
-    version = "2"  # 2: job (c) collapses copies (its intermediate rows gained the gram set)
+    version = "3"  # 2: job (c) collapses copies (rows gained the gram set); 3: a shingle line per gram set
     description = "Najork's (k, m, c, theta)-quilted pages and their source pages, as mrjob MapReduce jobs."
     Params = QuiltParams
     host_tables = (PerHostTable("hosts", (HostFeature("pages", "pages of the host"),

@@ -7,21 +7,24 @@ its value starts with one letter saying what the rows are:
 ====  =====================================  ============================================
 kind  columns                                meaning
 ====  =====================================  ============================================
-G     gram, ordinal                          a page contains the gram (POPULAR: > m pages)
+G     gram, ordinal                          a line's page contains the gram (POPULAR: > m pages)
+W     gram, ordinal, pages                   the same for a line of several pages (copies)
 P     gram, df                               a patch gram (job (a)'s output)
-S     ordinal, doc, n_grams, domain, ip,     a page: its number of distinct grams, its servers,
-      gram set                               the name of its gram set (copies.py)
-H     ordinal, gram                          a page contains a patch gram (job (a)'s output)
+S     ordinal, doc, n_grams, domain, ip,     a page of a line: its number of distinct grams, its
+      gram set                               servers, the name of its gram set (copies.py)
+H     ordinal, gram                          a line's pages contain a patch gram (job (a)'s output)
 Q     doc, n_patch_grams, n_grams, gram set, a patchy page (job (b)'s output)
       domain id, ip id
-R     gram, doc, domain id, ip id, patchy,   a page contains a patch gram (job (b)'s output)
-      gram set
+L     gram, ordinal | ordinal, doc, domain   two fields: the lines' patch grams, and the pages of
+      id, ip id, patchy, gram set            those lines (job (b)'s output)
+U     gram, rep, server, patchy, gram set    a unit of copies contains a patch gram (job (c))
 T     gram set, rep, gram, source            a triple of Section 2 for a unit of copies (job (c))
 ====  =====================================  ============================================
 
-A page is its doc_id, except in jobs (a) and (b), where it is its ordinal in the shingle
-file (32 bits: job (a) shuffles a row per gram of every page); ``S`` rows map one to the
-other.  Buckets only batch records: the result does not depend on ``--buckets`` or
+A page is its doc_id, except in jobs (a) and (b), where a *line* of the shingle file (a
+gram set and the pages that have it, :mod:`spamflow_quilt.copies`) is its ordinal in the
+file (32 bits: job (a) shuffles a row per gram of every line); ``S`` rows map a line to its
+pages.  Buckets only batch records: the result does not depend on ``--buckets`` or
 ``--flush-rows`` (the exactness tests vary both).
 """
 
@@ -53,7 +56,10 @@ def tagged(kind: bytes, *columns: np.ndarray) -> bytes:
 
 
 def untagged(value: bytes) -> tuple[bytes, list[np.ndarray]]:
-    return value[:1], unpack(value[2:])
+    """A record's kind and its columns (of every packed field, in order: ``L`` has two)."""
+    if value.find(b" ", 2) < 0:
+        return value[:1], unpack(value[2:])
+    return value[:1], [column for field in value[2:].split(b" ") for column in unpack(field)]
 
 
 def rows_of(values: Iterable[bytes]) -> dict[bytes, list[list[np.ndarray]]]:
@@ -73,10 +79,10 @@ def joined(parts: list[list[np.ndarray]] | None, columns: int) -> list[np.ndarra
 
 
 def page_fields(line: bytes) -> list[bytes] | None:
-    """A shingle line's five fields (ordinal, doc, domain, ip, packed grams), or None for a
-    job's output line."""
-    fields = line.split(b"\t", 4)
-    return fields if len(fields) == 5 else None
+    """A shingle line's fields (ordinal, doc, domain, ip, packed grams and, if the line
+    stands for several pages, packed copies), or None for a job's output line."""
+    fields = line.rstrip(b"\r\n").split(b"\t", 5)
+    return fields if len(fields) in (5, 6) else None
 
 
 class QuiltJob(MRJob):

@@ -1,11 +1,13 @@
 """Job (a): document frequency of every k-gram, keeping the patch grams (1 < df ≤ m) with
 the pages that contain them.
 
-Input: shingle lines ``ordinal<TAB>doc<TAB>domain<TAB>ip<TAB>packed grams`` (grams distinct
-per page: set semantics).  Mappers emit a (gram, page ordinal) row per gram of a page, keyed
-by gram bucket, and each page's doc_id, size, servers and gram set's name (``S``, :mod:`spamflow_quilt.copies`),
-keyed by page bucket.  A
-gram's reducer sees all its pages, so it knows df(g) *and* the postings of the patch grams:
+Input: shingle lines ``ordinal<TAB>doc<TAB>domain<TAB>ip<TAB>packed grams[<TAB>packed copies]``
+(grams distinct per page: set semantics; a line stands for its page and the copies it lists,
+:mod:`spamflow_quilt.copies`).  Mappers emit a (gram, line ordinal) row per gram of a line,
+keyed by gram bucket (``G``; ``W`` with the line's number of pages when it has copies), and
+each page's doc_id, size, servers and gram set's name with its line's ordinal (``S``), keyed
+by page bucket.  A gram's reducer sees all its lines and their weights, so it knows df(g),
+which counts every page, *and* the postings of the patch grams:
 the join of Figure 5 (``docToGrams ⋈ patchGrams``) happens here, and job (b) never reads
 the corpus again.
 
@@ -17,7 +19,7 @@ flushes, so it only has work when a task flushes more than once.  ``--no-combine
 it out of the step (the driver does when every map task fits one flush: on mrjob's local
 runner the combiner then re-reads and re-writes every byte for nothing).
 
-Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a page contains a patch gram), the pages
+Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a line contains a patch gram), the pages
 ``d<bucket><TAB>S <packed ordinal, doc, n_grams, domain id, ip id, gram set>``, and
 ``g<bucket><TAB>P <packed gram, df>`` (the patch grams, read by the benchmark and reports).
 """
@@ -25,7 +27,7 @@ Output: ``d<bucket><TAB>H <packed ordinal, gram>`` (a page contains a patch gram
 import numpy as np
 from mrjob.step import MRStep
 
-from spamflow_quilt.buckets import RowBuffer, run_starts
+from spamflow_quilt.buckets import RowBuffer, run_starts, sum_by_key
 from spamflow_quilt.buckets import distinct as unique
 from spamflow_quilt.copies import gram_set_id
 from spamflow_quilt.mr_base import QuiltJob, joined, page_fields, rows_of, tagged
@@ -52,27 +54,49 @@ def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == values
 
 
-def popular_grams(grams: np.ndarray, pages: np.ndarray, m: int) -> np.ndarray:
+def gram_df(grams: np.ndarray, w_grams: np.ndarray | None = None,
+            weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct grams, sorted, and their page counts: a ``G`` row counts one page, a
+    ``W`` row (a line of copies) its ``weights``, so df counts every page as Section 2 does."""
+    distinct, df = gram_counts(grams)
+    if w_grams is not None and weights is not None and len(w_grams):
+        distinct, df = sum_by_key(np.concatenate([distinct, w_grams]),
+                                  np.concatenate([df, weights.astype(df.dtype)]))
+    return distinct, df
+
+
+def popular_grams(grams: np.ndarray, pages: np.ndarray, m: int, w_grams: np.ndarray | None = None,
+                  weights: np.ndarray | None = None) -> np.ndarray:
     """The grams of these rows known to be in more than m pages, sorted."""
-    distinct, rows = gram_counts(grams)
-    return unique(np.concatenate([distinct[rows > m], grams[pages == POPULAR]]))
+    distinct, df = gram_df(grams, w_grams, weights)
+    return unique(np.concatenate([distinct[df > m], grams[pages == POPULAR]]))
 
 
-def collapse_popular(grams: np.ndarray, pages: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """(gram, page) rows with each gram of more than m rows (or of a POPULAR row) reduced to
+def collapse_popular(grams: np.ndarray, pages: np.ndarray, m: int,
+                     *weighted: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(gram, page) rows with each gram of more than m pages (or of a POPULAR row) reduced to
     one POPULAR row: the df decision 1 < df ≤ m is the same before and after.  Row order is
-    not kept.
+    not kept.  ``weighted``, if given, is the ``W`` rows (gram, line, pages), returned after
+    the others without the popular grams' rows.
 
     >>> g, d = collapse_popular(np.array([5, 3, 5, 5], np.uint64), np.array([1, 2, 3, 4], np.uint32), 2)
     >>> g.tolist(), d.tolist() == [2, POPULAR]
     ([3, 5], True)
+    >>> out = collapse_popular(np.array([5], np.uint64), np.array([1], np.uint32), 2,
+    ...                        np.array([5, 3], np.uint64), np.array([2, 3], np.uint32), np.array([2, 2], np.uint32))
+    >>> [column.tolist() for column in out] == [[5], [POPULAR], [3], [3], [2]]
+    True
     """
-    popular = popular_grams(grams, pages, m)
+    w_grams, _, weights = weighted or (None, None, None)
+    popular = popular_grams(grams, pages, m, w_grams, weights)
     if len(popular) == 0:
-        return grams, pages
+        return (grams, pages, *weighted)
     rest = ~member(grams, popular)
-    return (np.concatenate([grams[rest], popular]),
-            np.concatenate([pages[rest], np.full(len(popular), POPULAR)]))
+    out = (np.concatenate([grams[rest], popular]), np.concatenate([pages[rest], np.full(len(popular), POPULAR)]))
+    if not weighted:
+        return out
+    keep = ~member(weighted[0], popular)
+    return (*out, *(column[keep] for column in weighted))
 
 
 class MRGramDocumentFrequency(QuiltJob):
@@ -86,7 +110,8 @@ class MRGramDocumentFrequency(QuiltJob):
                        combiner=self.combiner if self.options.combiner else None, reducer=self.reducer)]
 
     def mapper_init(self):
-        self.pending = RowBuffer(2)  # gram, ordinal
+        self.pending = RowBuffer(2)  # gram, ordinal: lines of one page
+        self.weighted = RowBuffer(3)  # gram, ordinal, pages: lines of copies
         self.pages: list[tuple[int, ...]] = []  # ordinal, doc, n_grams, domain id, ip id, gram set
 
     def mapper(self, _, line):
@@ -97,10 +122,19 @@ class MRGramDocumentFrequency(QuiltJob):
         if not 0 <= ordinal < POPULAR:
             raise ValueError(f"page ordinal out of range in shingle line {line[:80]!r}")
         (grams,) = unpack(fields[4])
-        self.pending.add(grams, np.full(len(grams), ordinal, np.uint32))
+        gram_set = gram_set_id(fields[4])
         self.pages.append((ordinal, int(fields[1]), len(grams), server_id(fields[2].decode()),
-                           server_id(fields[3].decode()), gram_set_id(fields[4].rstrip())))
-        if self.pending.rows >= self.options.flush_rows:
+                           server_id(fields[3].decode()), gram_set))
+        copies = copies_of(fields, line)
+        if copies is None:
+            self.pending.add(grams, np.full(len(grams), ordinal, np.uint32))
+        else:
+            docs, domains, ips = copies
+            self.pages.extend((ordinal, doc, len(grams), domain, ip, gram_set)
+                              for doc, domain, ip in zip(docs.tolist(), domains.tolist(), ips.tolist()))
+            self.weighted.add(grams, np.full(len(grams), ordinal, np.uint32),
+                              np.full(len(grams), 1 + len(docs), np.uint32))
+        if self.pending.rows + self.weighted.rows + len(self.pages) >= self.options.flush_rows:  # pages: copies
             yield from self.flush()
 
     def mapper_final(self):
@@ -108,7 +142,9 @@ class MRGramDocumentFrequency(QuiltJob):
 
     def flush(self):
         grams, pages = self.pending.take()
-        yield from self.by_grams(b"G", *collapse_popular(grams, pages, self.options.m))
+        grams, pages, *weighted = collapse_popular(grams, pages, self.options.m, *self.weighted.take())
+        yield from self.by_grams(b"G", grams, pages)
+        yield from self.by_grams(b"W", *weighted)
         pages = np.array(self.pages, np.uint64).reshape(-1, 6).T
         self.pages = []
         yield from self.by_docs(b"S", *pages)
@@ -119,8 +155,13 @@ class MRGramDocumentFrequency(QuiltJob):
             for value in values:
                 yield key, value
             return
-        grams, pages = joined(rows_of(values).get(b"G"), 2)
-        yield key, tagged(b"G", *collapse_popular(grams, pages, self.options.m))
+        rows = rows_of(values)
+        grams, pages = joined(rows.get(b"G"), 2)
+        grams, pages, *weighted = collapse_popular(grams, pages, self.options.m, *joined(rows.get(b"W"), 3))
+        if len(grams):
+            yield key, tagged(b"G", grams, pages)
+        if len(weighted[0]):
+            yield key, tagged(b"W", *weighted)
 
     def reducer(self, key, values):
         rows = rows_of(values)
@@ -128,13 +169,26 @@ class MRGramDocumentFrequency(QuiltJob):
             yield from self.passed_on(key, rows, b"S")
             return
         grams, pages = joined(rows.get(b"G"), 2)
-        distinct, df = gram_counts(grams)
+        w_grams, w_pages, weights = joined(rows.get(b"W"), 3)
+        distinct, df = gram_df(grams, w_grams, weights)
         patch = (df > 1) & (df <= self.options.m) & ~member(distinct, unique(grams[pages == POPULAR]))
         if not patch.any():
             return
         yield key, tagged(b"P", distinct[patch], df[patch].astype(np.uint32))
-        hit = member(grams, distinct[patch])
-        yield from self.by_docs(b"H", pages[hit], grams[hit])
+        hit, w_hit = member(grams, distinct[patch]), member(w_grams, distinct[patch])
+        yield from self.by_docs(b"H", np.concatenate([pages[hit], w_pages[w_hit]]).astype(np.uint32),
+                                np.concatenate([grams[hit], w_grams[w_hit]]))
+
+
+def copies_of(fields: list[bytes], line: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The copies a shingle line lists (doc ids, domain ids, IP ids), None if it has none."""
+    if len(fields) < 6:
+        return None
+    try:
+        docs, domains, ips = unpack(fields[5])
+    except ValueError as error:
+        raise ValueError(f"bad copies field (doc, domain id, ip id) in shingle line {line[:80]!r}: {error}") from None
+    return docs, domains, ips
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Job (c): for each patch gram, the triples of Section 2 with copies collapsed; grouped by
 unit of copies, the greedy set cover of Section 2, keeping pages with at least c sources.
 
-Input: the output of job (b), the patchy pages and the rows of patch grams (gram, page,
-domain id, ip id, patchy, gram set).  ``--foreign domain|ip`` keeps only sources on another
-server than the page (Section 3; a page whose server is unknown is foreign to none).
+Input: the output of job (b), the patchy pages and, per line of copies, its patch grams and
+its pages (doc, domain id, ip id, patchy, gram set).  ``--foreign domain|ip`` keeps only
+sources on another server than the page (Section 3; a page whose server is unknown is
+foreign to none).  The mapper turns each line into the rows of its units
+(:func:`spamflow_quilt.triples.line_units`: one per server of its pages, at most two with
+c >= 2), by gram bucket.
 Step 1 makes each gram bucket's triples (set, rep, g, source) for the patchy units
 (:mod:`spamflow_quilt.triples`: the pages of one gram set on one server are one unit, the
 pages of one gram set one candidate source) and sends them to the bucket of their gram set,
@@ -23,7 +26,7 @@ from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
 from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, untagged
 from spamflow_quilt.servers import NO_SERVER_ID
 from spamflow_quilt.spill import GroupSpill
-from spamflow_quilt.triples import iter_unit_triples
+from spamflow_quilt.triples import iter_unit_triples, line_units
 
 SPILL_BYTES = 256 << 20
 """Triples a cover reducer holds in memory before it spills them to disk (32 bytes each)."""
@@ -47,13 +50,18 @@ class MRQuiltCover(QuiltJob):
     def tag_inputs(self, _, line):
         key, value = line.split(b"\t", 1)
         kind, columns = untagged(value)
-        if kind in (b"R", b"Q") and len(columns) != 6:
-            raise ValueError(f"job (c) reads job (b)'s output with gram sets (6 columns, stage version 2), "
-                             f"got {len(columns)} columns in a {kind!r} record under {key!r}: rerun job (b)")
-        if kind == b"R":  # rows of patch grams
-            yield from self.by_grams(b"R", *columns)
-        elif kind == b"Q":  # patchy pages, to the bucket of their gram set
+        if kind == b"L" and len(columns) == 8:  # lines' patch grams | the pages of those lines
+            hit_grams, hit_lines, lines, docs, domains, ips, patchy, sets = columns
+            servers, known = self.servers(docs, domains, ips)
+            yield from self.by_grams(b"U", *line_units(
+                hit_grams, hit_lines, lines[known], docs[known], servers=servers[known], patchy=patchy[known],
+                sets=sets[known], skip_copied=self.options.c >= 2))
+        elif kind == b"Q" and len(columns) == 6:  # patchy pages, to the bucket of their gram set
             yield from self.by_sets(b"Q", columns[3], *columns)
+        elif kind in (b"R", b"Q", b"L"):
+            raise ValueError(f"job (c) reads job (b)'s output of stage version 3 (L records of lines, Q rows of "
+                             f"6 columns), got {len(columns)} columns in a {kind!r} record under {key!r}: "
+                             "rerun job (b)")
         else:
             raise ValueError(f"job (c) reads job (b)'s output, got a {kind!r} record under {key!r}")
 
@@ -69,11 +77,9 @@ class MRQuiltCover(QuiltJob):
         if key.startswith(b"d"):  # patchy pages pass through to step 2
             yield from self.passed_on(key, rows, b"Q")
             return
-        grams, docs, domains, ips, patchy, sets = joined(rows.get(b"R"), 6)
-        servers, known = self.servers(docs, domains, ips)
+        grams, units, servers, patchy, sets = joined(rows.get(b"U"), 5)  # foreign servers applied by the mapper
         for set_ids, reps, gram, sources in iter_unit_triples(
-                grams[known], docs[known], servers=servers[known], sets=sets[known],
-                patchy=patchy[known].astype(bool), skip_copied=self.options.c >= 2):
+                grams, units, servers=servers, sets=sets, patchy=patchy.astype(bool), skip_copied=self.options.c >= 2):
             yield from self.by_sets(b"T", set_ids, set_ids, reps, gram, sources)
 
     def cover(self, key, values):

@@ -33,12 +33,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from xxhash import xxh3_64_intdigest
 
-from spamflow_quilt.mr_gram_df import POPULAR
+from spamflow_quilt.copies import MAX_ORDINAL, WINDOW_PAGES, CopyWindow
 from spamflow_quilt.packed import pack
-from spamflow_quilt.servers import NO_SERVER
-
-MAX_ORDINAL = int(POPULAR)
-"""Page ordinals are 32-bit; the largest value marks a gram in more than m pages (job (a))."""
+from spamflow_quilt.servers import NO_SERVER, server_id
 
 BASE = 0x9E3779B97F4A7C15
 """B: odd (the 64-bit golden ratio), so every power of it is invertible modulo 2**64."""
@@ -115,6 +112,9 @@ def shingle_line(ordinal: int, doc_id: int, grams: Sequence[int] | np.ndarray, d
     shuffles a row per (gram, page), and a 32-bit ordinal makes it 12 bytes instead of 16.
     The grams are packed (:mod:`spamflow_quilt.packed`), not written as decimal numbers:
     every job reads every gram of every page, and parsing text was most of their time.
+    :func:`write_shingles` writes such a line per gram set, with a sixth field listing the
+    pages that are its copies (:class:`spamflow_quilt.copies.CopyWindow`); a file of these
+    five-field lines alone (one per page) is valid input too.
 
     >>> shingle_line(0, 7, [3, 1], "a.example", None)
     b'0\\t7\\ta.example\\t-\\t2:u8:03000000000000000100000000000000'
@@ -126,26 +126,40 @@ def shingle_line(ordinal: int, doc_id: int, grams: Sequence[int] | np.ndarray, d
     return head + pack(np.asarray(grams, np.uint64))
 
 
+def add_page(window: CopyWindow, doc_id: int, grams: Sequence[int] | np.ndarray, domain: str | None,
+             ip: str | None) -> None:
+    """One page into a :class:`CopyWindow`: its line as :func:`shingle_line` would start it,
+    its packed grams and its servers' ids (for when it is written as another page's copy)."""
+    domain, ip = domain or NO_SERVER, ip or NO_SERVER
+    window.add(doc_id, f"{doc_id}\t{domain}\t{ip}\t".encode(), pack(np.asarray(grams, np.uint64)),
+               domain_id=server_id(domain), ip_id=server_id(ip))
+
+
 def write_shingles(pages: Path, out: Path, k: int, snapshot: str | None = None, *,
-                   workers: int = 1) -> dict[str, int]:
-    """One :func:`shingle_line` per page, the input of the MapReduce jobs.  Pages with fewer
-    than k words are written with no grams: they count as pages but can never be quilted.
+                   workers: int = 1, window_pages: int = WINDOW_PAGES) -> dict[str, int]:
+    """One :func:`shingle_line` per gram set, the input of the MapReduce jobs: the pages of a
+    window of ``window_pages`` pages that have the same grams are one line, listing the
+    copies (:class:`spamflow_quilt.copies.CopyWindow`).  Pages with fewer than k words are
+    written with no grams, one line each: they count as pages but can never be quilted.
 
     With ``workers`` > 1 the Parquet row groups are shared among that many processes, each
-    writing a part that is then appended to ``out``; the lines are the same, in another order
-    and with other ordinals (worker w of W numbers its pages w, w + W, w + 2W, ...), which
-    changes nothing downstream."""
+    writing a part that is then appended to ``out``; copies are collapsed within a process,
+    the lines come in another order and with other ordinals (worker w of W numbers its lines
+    w, w + W, w + 2W, ...), which changes nothing downstream.  Counts: ``pages``,
+    ``pages_without_grams``, ``grams`` (per page, copies included) and ``copies`` (pages
+    written as another page's copy)."""
     units = row_groups(pages)
     shares = [units[i::workers] for i in range(workers)] if workers > 1 else [units]
     shares = [share for share in shares if share] or [[]]
     parts = [out.with_name(f"{out.name}.part{i}") for i in range(len(shares))]
-    jobs = [(share, part, k, snapshot, w, len(shares)) for w, (share, part) in enumerate(zip(shares, parts))]
+    jobs = [(share, part, k, snapshot, w, len(shares), window_pages)
+            for w, (share, part) in enumerate(zip(shares, parts))]
     if len(jobs) == 1:
         results = [_shingle_share(jobs[0])]
     else:
         with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(_shingle_share, jobs))
-    counts: Counter[str] = Counter({"pages": 0, "pages_without_grams": 0, "grams": 0})
+    counts: Counter[str] = Counter({"pages": 0, "pages_without_grams": 0, "grams": 0, "copies": 0})
     with open(out, "wb") as fh:
         for part, result in zip(parts, results):
             counts.update(result)
@@ -161,12 +175,13 @@ def row_groups(pages: Path) -> list[tuple[str, int]]:
     return [(str(f), i) for f in files for i in range(pq.ParquetFile(f).num_row_groups)]
 
 
-def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None, int, int]) -> dict[str, int]:
-    """Shingle some row groups into one part file (runs in a worker process)."""
-    units, out, k, snapshot, first, step = job
-    ordinal = first
+def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None, int, int, int]) -> dict[str, int]:
+    """Shingle some row groups into one part file, copies collapsed (runs in a worker process)."""
+    units, out, k, snapshot, first, step, window_pages = job
     counts = {"pages": 0, "pages_without_grams": 0, "grams": 0}
     with open(out, "wb") as fh:
+        window = CopyWindow(fh, out.with_name(out.name + ".scratch"), first=first, step=step,
+                            window_pages=window_pages)
         for path, group in units:
             columns = ["doc_id", "words", "domain", "ip"] + (["snapshot"] if snapshot is not None else [])
             for batch in pq.ParquetFile(path).iter_batches(batch_size=2048, row_groups=[group], columns=columns):
@@ -181,7 +196,7 @@ def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None, int,
                 counts["pages_without_grams"] += int((sizes == 0).sum())
                 docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
                 bounds = offsets.tolist()
-                fh.writelines(shingle_line(ordinal + i * step, doc, grams[bounds[i]:bounds[i + 1]], domain, ip)
-                              + b"\n" for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)))
-                ordinal += batch.num_rows * step
-    return counts
+                for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)):
+                    add_page(window, doc, grams[bounds[i]:bounds[i + 1]], domain, ip)
+        window.close()
+    return {**counts, "copies": window.copies}

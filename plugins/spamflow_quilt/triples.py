@@ -28,6 +28,45 @@ CHUNK_TRIPLES = 1 << 22
 """Triples made at once (bounds a reducer's memory at ~130 MB)."""
 
 
+def line_units(hit_grams: np.ndarray, hit_lines: np.ndarray, lines: np.ndarray, docs: np.ndarray, *,
+               servers: np.ndarray, patchy: np.ndarray, sets: np.ndarray,
+               skip_copied: bool) -> tuple[np.ndarray, ...]:
+    """(gram, rep, server, patchy, set) for each patch gram of a line (``hit_*``) and each of
+    the line's units: its pages (``lines``, ``docs``, ... one row per page on a known server)
+    grouped by server, named by their smallest doc.  :func:`unit_triples` takes these rows as
+    it takes one row per page: it names units and candidates the same way from them.
+
+    With ``skip_copied`` a line keeps only its two smallest units: a line on two or more
+    servers is then no left unit (its copy is its only source), and a candidate is named by
+    its smallest unit, or its second for a unit on the first one's server; that second is
+    among the first two units of its line (only the gram set's smallest unit can come
+    before it in any line), so the names are those of all the pages.
+
+    >>> rows = line_units(np.array([50, 60], np.uint64), np.array([0, 0], np.uint32),
+    ...     np.array([0, 0, 0], np.uint32), np.array([9, 4, 7], np.uint64), servers=np.array([1, 2, 1], np.uint64),
+    ...     patchy=np.ones(3, np.uint8), sets=np.full(3, 5, np.uint64), skip_copied=False)
+    >>> [column.tolist() for column in rows[:3]]
+    [[50, 50, 60, 60], [7, 4, 7, 4], [1, 2, 1, 2]]
+    """
+    order = np.lexsort((docs, servers, lines))
+    lines, docs, servers, patchy, sets = lines[order], docs[order], servers[order], patchy[order], sets[order]
+    units = run_starts(lines, servers)
+    u_line, u_rep, u_server, u_patchy, u_set = lines[units], docs[units], servers[units], patchy[units], sets[units]
+    if skip_copied:
+        order = np.lexsort((u_rep, u_line))
+        u_line, u_rep, u_server, u_patchy, u_set = (u_line[order], u_rep[order], u_server[order], u_patchy[order],
+                                                    u_set[order])
+        first = run_starts(u_line)
+        rank = np.arange(len(u_line)) - np.repeat(first, np.diff(np.r_[first, len(u_line)]))
+        keep = rank < 2
+        u_line, u_rep, u_server, u_patchy, u_set = (u_line[keep], u_rep[keep], u_server[keep], u_patchy[keep],
+                                                    u_set[keep])
+    lo = np.searchsorted(u_line, hit_lines, side="left")
+    count = np.searchsorted(u_line, hit_lines, side="right") - lo
+    at = np.repeat(lo, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+    return np.repeat(hit_grams, count), u_rep[at], u_server[at], u_patchy[at], u_set[at]
+
+
 def unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarray, sets: np.ndarray,
                  patchy: np.ndarray, skip_copied: bool) -> tuple[np.ndarray, ...]:
     """All (set, rep, gram, source) of the given rows (one per page containing a patch gram;
