@@ -6,7 +6,9 @@ table (3,200 hosts in ~3,000 domains) that was 2 s per split, and ``evaluate`` s
 times per outer fold (once outside, once inside each of its five outer folds' selection).
 :class:`FastStratifiedGroupKFold` rates all k candidates in one array operation with the same
 floating-point steps, so it picks the same fold for every group (tests compare the folds
-with scikit-learn's over many seeds and group layouts).
+with scikit-learn's over many seeds and group layouts).  It overrides a private method of
+scikit-learn's class: should a release rename it, the folds stay scikit-learn's (only
+slower); should it change what the method computes, that test fails.
 """
 
 from __future__ import annotations

@@ -73,8 +73,9 @@ def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
 def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
     """Fit a clone of ``estimator``, with BLAS on one thread: the library's linear models make
     thousands of tiny BLAS calls (L-BFGS on ~80 columns), and OpenBLAS's worker threads wake
-    for each; on a busy machine that made a logistic fit 5x slower in wall time (the same
-    coefficients, bit for bit: tests/test_ensemble_speed.py).  Parallel fits are ``n_jobs``."""
+    for each; on a busy machine that made a logistic fit 5x slower in wall time, for the same
+    coefficients (bit for bit on UK2007; tests/test_ensemble_speed.py: 1e-12).  Parallel fits
+    are ``n_jobs``."""
     with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # extreme ridge settings of the grid
         warnings.simplefilter("ignore", UserWarning)  # quantile bins collapsing on constant columns
