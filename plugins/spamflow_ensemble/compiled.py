@@ -15,8 +15,10 @@ up to floating-point rounding (tests compare the two paths model by model):
   releases the GIL, so trees run in threads);
 * **boosted stumps** become arrays of (column, threshold, side for a missing value, leaf
   values) per boosted model, summed in numpy;
-* anything else (discretised naive Bayes, models a user passes in) is scored by
-  scikit-learn as before.
+* **discretised naive Bayes** becomes, per input column, its bin edges and the log-odds of
+  each bin: a host's log-odds is the sum of one table look-up per column (a ``searchsorted``
+  over all hosts per column, no per-host Python);
+* anything else (models a user passes in) is scored by scikit-learn as before.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from scipy.special import expit
 from sklearn.ensemble import BaggingClassifier, GradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
-from sklearn.naive_bayes import GaussianNB
+from sklearn.naive_bayes import CategoricalNB, GaussianNB
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, KBinsDiscretizer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from spamflow_ensemble.library import signed_log
@@ -101,6 +103,31 @@ class StumpPart:
 
     def score(self, X: np.ndarray) -> np.ndarray:
         return self.weight * expit(self.raw(X))
+
+
+@dataclass(frozen=True)
+class BayesPart:
+    """One discretised naive Bayes model: log-odds = constant + Σ_c table_c[bin of column c],
+    where column c is feature ``source[c]`` (its median if missing) or, if ``indicator[c]``,
+    that feature's missing indicator (0/1), cut at ``edges[c]``; P = expit(log-odds)."""
+
+    source: np.ndarray  # feature index into the full feature matrix, per imputed column
+    indicator: np.ndarray
+    median: np.ndarray
+    edges: list[np.ndarray]  # inner bin edges (KBinsDiscretizer.bin_edges_[c][1:-1])
+    tables: list[np.ndarray]  # log P(bin | spam) - log P(bin | nonspam)
+    constant: float
+    weight: float
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        raw = np.full(len(X), self.constant)
+        for j, indicator, median, edges, table in zip(self.source, self.indicator, self.median, self.edges,
+                                                      self.tables):
+            column = X[:, j]
+            missing = np.isnan(column)
+            value = missing.astype(np.float64) if indicator else np.where(missing, median, column)
+            raw += table[np.searchsorted(edges, value, side="right")]
+        return self.weight * expit(raw)
 
 
 def spam_column(classes: Any) -> int | None:
@@ -175,6 +202,24 @@ def _linear(model: Any, columns: tuple[int, ...], n_features: int) -> tuple[np.n
         add(2, cols[source[indicator]], alpha[indicator] + beta[indicator])
         return coef, gamma
     return None
+
+
+def _discretised_bayes(model: Any, columns: tuple[int, ...], weight: float) -> BayesPart | None:
+    """The table form of an imputer + ordinal quantile bins + categorical naive Bayes pipeline
+    (:func:`~spamflow_ensemble.library.discretised_bayes`); None for any other model."""
+    steps = _steps(model)
+    if not (len(steps) == 3 and isinstance(steps[0], SimpleImputer) and isinstance(steps[1], KBinsDiscretizer)
+            and steps[1].encode == "ordinal" and isinstance(steps[2], CategoricalNB)
+            and list(steps[2].classes_) == [0, 1]):
+        return None
+    imputer, bins, bayes = steps
+    source, indicator = _imputed_columns(imputer, len(columns))
+    median = np.asarray(imputer.statistics_, dtype=np.float64)
+    prior = bayes.class_log_prior_
+    return BayesPart(np.asarray(columns, dtype=np.int64)[source], indicator, median[source],
+                     [np.asarray(e[1:-1], dtype=np.float64) for e in bins.bin_edges_],
+                     [np.asarray(t[1] - t[0], dtype=np.float64) for t in bayes.feature_log_prob_],
+                     float(prior[1] - prior[0]), weight)
 
 
 def _node_probability(tree: DecisionTreeClassifier, spam: int | None) -> np.ndarray:
@@ -268,6 +313,7 @@ class CompiledEnsemble:
     stumps: list[StumpPart]
     other: list[tuple[int, float]]  # (candidate index, weight) scored by scikit-learn
     candidates: list[int]  # every candidate index it scores
+    bayes: list[BayesPart] = field(default_factory=list)  # discretised naive Bayes
 
     def score(self, inputs: Inputs, X: np.ndarray, other_scores: Callable[[int], np.ndarray],
               n_jobs: int = 1) -> np.ndarray:
@@ -297,6 +343,7 @@ class CompiledEnsemble:
         tasks = [delayed(self.linear.score)(X)]
         tasks += [delayed(trees)(self.trees[start:start + batch]) for start in range(0, len(self.trees), batch)]
         tasks += [delayed(stumps)(part) for part in self.stumps]
+        tasks += [delayed(part.score)(X) for part in self.bayes]
         tasks += [delayed(other)(i, w) for i, w in self.other]
         return np.sum(Parallel(n_jobs=n_jobs, prefer="threads")(tasks), axis=0)
 
@@ -308,6 +355,7 @@ def compile_ensemble(candidates: list[Any], fold_models: dict[int, list[Any]], w
     trees: list[TreePart] = []
     stumps: list[StumpPart] = []
     other: list[tuple[int, float]] = []
+    bayes: list[BayesPart] = []
     for i, w in weights.items():
         cand = candidates[i]
         binned = cand.family in binned_families
@@ -323,6 +371,10 @@ def compile_ensemble(candidates: list[Any], fold_models: dict[int, list[Any]], w
             if tr is not None:
                 compiled.append(("trees", tr))
                 continue
+            nb = _discretised_bayes(model, cand.columns, share)
+            if nb is not None:
+                compiled.append(("bayes", nb))
+                continue
             st = _stumps(model, share, cand.columns, binned)
             if st is None:
                 break
@@ -333,6 +385,8 @@ def compile_ensemble(candidates: list[Any], fold_models: dict[int, list[Any]], w
         for kind, item in compiled:
             if kind == "linear":
                 linear.add(item[0], item[1], share)
+            elif kind == "bayes":
+                bayes.append(item)
             elif kind == "trees":
                 for tree, leaf, weight, feats in item:
                     cols = cand.columns if feats is None else tuple(cand.columns[k] for k in feats)
@@ -341,4 +395,4 @@ def compile_ensemble(candidates: list[Any], fold_models: dict[int, list[Any]], w
                     trees.append(TreePart(tree, leaf, weight, binned, cols))
             else:
                 stumps.extend(item)
-    return CompiledEnsemble(linear, trees, stumps, other, list(weights))
+    return CompiledEnsemble(linear, trees, stumps, other, list(weights), bayes)

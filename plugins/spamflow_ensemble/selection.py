@@ -31,7 +31,8 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
 
 from spamflow.errors import BadInputError
 from spamflow.progress import progress_bar, progress_on
@@ -39,6 +40,7 @@ from spamflow_ensemble.binning import bins_for, quantile_edges, to_bins
 from spamflow_ensemble.compiled import CompiledEnsemble, compile_ensemble, spam_column
 from spamflow_ensemble.compression import fit_mimic
 from spamflow_ensemble.fastauc import auc, auc_columns
+from spamflow_ensemble.folds import FastStratifiedGroupKFold
 from spamflow_ensemble.library import ModelSpec, boosting_prefix, build_library
 
 SCORE_BLOCK = 4096
@@ -69,7 +71,12 @@ def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
 
 
 def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
-    with warnings.catch_warnings():
+    """Fit a clone of ``estimator``, with BLAS on one thread: the library's linear models make
+    thousands of tiny BLAS calls (L-BFGS on ~80 columns), and OpenBLAS's worker threads wake
+    for each; on a busy machine that made a logistic fit 5x slower in wall time, for the same
+    coefficients (bit for bit on UK2007; tests/test_ensemble_speed.py: 1e-12).  Parallel fits
+    are ``n_jobs``."""
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # extreme ridge settings of the grid
         warnings.simplefilter("ignore", UserWarning)  # quantile bins collapsing on constant columns
         return clone(estimator).fit(X, y)
@@ -95,7 +102,7 @@ def make_folds(y: np.ndarray, groups: np.ndarray | None, n_folds: int, random_st
                                 "folds keep a group apart; set group_by: none, or label hosts of other domains "
                                 "or IP addresses")
         k = max(2, min(n_folds, n_groups))
-        splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
+        splitter = FastStratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
         folds = list(splitter.split(np.zeros(len(y)), y, groups))
     for train_rows, _ in folds:
         missing = [(c, name) for c, name in ((1, "spam"), (0, "nonspam")) if not (y[train_rows] == c).any()]
