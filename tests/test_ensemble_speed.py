@@ -4,8 +4,6 @@ Results are checked against scikit-learn's own classes run the ordinary way."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -54,26 +52,12 @@ def test_fast_grouped_folds_equal_scikit_learns():
     assert cases == 36
 
 
-def test_make_folds_gives_scikit_learns_grouped_folds_faster():
-    """make_folds (grouped) = StratifiedGroupKFold's folds, at under half its CPU time on a
-    UK2007-sized split (3,200 hosts in ~2,500 domains: 2 s a split before, 6 splits per outer
-    fold in evaluate; measured 4.5x).  CPU time, best of 3, so other processes count little."""
+def test_make_folds_gives_scikit_learns_grouped_folds():
+    """make_folds (grouped) = StratifiedGroupKFold's folds on a UK2007-sized split (3,200 hosts
+    in ~2,500 domains); how much faster is measured by benchmarks/bench_classify.py --uk2007."""
     y, groups = _grouped(7, n=3200, mean_group=1.3)
     ref = list(StratifiedGroupKFold(5, shuffle=True, random_state=3).split(np.zeros((len(y), 1)), y, groups))
     assert _same_folds(make_folds(y, groups, 5, 3), ref)
-
-    def cpu(split) -> float:
-        best = np.inf
-        for _ in range(3):
-            t = time.process_time()
-            split()
-            best = min(best, time.process_time() - t)
-        return best
-
-    slow = cpu(lambda: list(StratifiedGroupKFold(5, shuffle=True, random_state=3).split(
-        np.zeros((len(y), 1)), y, groups)))
-    fast = cpu(lambda: make_folds(y, groups, 5, 3))
-    assert fast < slow / 2, (fast, slow)
 
 
 class BlasThreads(ClassifierMixin, BaseEstimator):
