@@ -268,7 +268,8 @@ def _stumps(model: Any, weight: float, columns: tuple[int, ...], binned: bool) -
         return None
     imputer, bagging = steps
     if list(bagging.classes_) != [0, 1] or not all(
-            isinstance(b, GradientBoostingClassifier) and list(b.classes_) == [0, 1] for b in bagging.estimators_):
+            isinstance(b, GradientBoostingClassifier) and list(b.classes_) == [0, 1]
+            and getattr(b, "only_class_", None) is None for b in bagging.estimators_):  # one-class bag: not compiled
         return None
     source_of, indicator = _imputed_columns(imputer, len(columns))
     median = np.asarray(imputer.statistics_, dtype=np.float32)

@@ -95,12 +95,54 @@ def _imputed(*steps: Any, log: bool = False) -> Any:
     return make_pipeline(imputer, *steps)
 
 
+class BootstrapBoost(GradientBoostingClassifier):
+    """Gradient boosting that also fits a bootstrap sample holding one class only.
+
+    Bagging gives each member its bootstrap as sample weights; with a handful of spam hosts a
+    bag may draw none, and scikit-learn's boosting then refuses to fit ("y contains 1 class
+    after sample_weight trimmed classes").  Weka's LogitBoost, the paper's model, fits such a
+    sample as the class it holds; so does this, predicting that class with probability 1.
+    A sample with both classes is fitted exactly as :class:`GradientBoostingClassifier` fits it."""
+
+    only_class_: int | None = None
+    """Index in ``classes_`` of the one class a one-class sample held; None after a usual fit."""
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, monitor: Any = None) -> BootstrapBoost:
+        y = np.asarray(y)
+        weighted = y if sample_weight is None else y[np.asarray(sample_weight) > 0]
+        present = np.unique(weighted)
+        if len(present) == 1 and len(np.unique(y)) == 2:
+            self.classes_ = np.unique(y)
+            self.n_classes_ = 2
+            self.only_class_ = int(np.searchsorted(self.classes_, present[0]))
+            self.n_features_in_ = np.asarray(X).shape[1]
+            self.estimators_ = np.empty((0, 1), dtype=object)
+            self.train_score_ = np.zeros(0)
+            self.n_estimators_ = 0
+            return self
+        self.only_class_ = None
+        super().fit(X, y, sample_weight=sample_weight, monitor=monitor)
+        return self
+
+    def predict_proba(self, X: Any) -> Any:
+        if getattr(self, "only_class_", None) is None:
+            return super().predict_proba(X)
+        out = np.zeros((np.asarray(X).shape[0], 2))
+        out[:, self.only_class_] = 1.0
+        return out
+
+    def decision_function(self, X: Any) -> Any:
+        if getattr(self, "only_class_", None) is None:
+            return super().decision_function(X)
+        return np.full(np.asarray(X).shape[0], np.inf if self.only_class_ == 1 else -np.inf)
+
+
 def logitboost(iterations: int, seed: int) -> BaseEstimator:
     """Bagged LogitBoost: 10 bags of boosted decision stumps (Weka's default base learner) with
     the logistic loss; scikit-learn's gradient boosting takes a Newton step per leaf for that
     loss, as LogitBoost does.  (HistGradientBoosting, which takes NaN, costs ~100x more per fit
     on a few thousand hosts, so missing values are imputed here.)"""
-    boost = GradientBoostingClassifier(n_estimators=iterations, max_depth=1, learning_rate=1.0, random_state=seed)
+    boost = BootstrapBoost(n_estimators=iterations, max_depth=1, learning_rate=1.0, random_state=seed)
     return _imputed(BaggingClassifier(boost, n_estimators=BAGS, random_state=seed))
 
 

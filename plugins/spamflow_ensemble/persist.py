@@ -38,6 +38,7 @@ TRUSTED = frozenset({
     "spamflow_ensemble.library.signed_log",
     "spamflow_ensemble.selection.Candidate",
     "spamflow_ensemble.selection.EnsembleSelection",
+    "spamflow_ensemble.library.BootstrapBoost",
     "spamflow_ensemble.smoothing.LaplaceTree",
 })
 """Types a spamflow model needs beyond skops' own default-trusted scikit-learn and numpy types."""
