@@ -2,7 +2,9 @@
 temporary directory, published by one atomic rename once ``stage.json`` is written.
 
 A stage is complete exactly when ``<dir>/stage.json`` exists, so a crash leaves no
-half-written output that a re-run would take for finished work.
+half-written output that a re-run would take for finished work, and the stages it was made
+from are complete and are the very runs it read (``run_id``): deleting a stage's
+``stage.json`` redoes that stage and the stages after it, and no stage before it.
 
 Under a remote workdir (:mod:`spamflow.storage`) the stage runs the same way in the workdir's
 local cache, then its files are uploaded with ``stage.json`` last (one PUT, so again its
@@ -17,6 +19,7 @@ import json
 import os
 import shutil
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,9 +56,41 @@ def read_stage_record(directory: str | Path) -> dict[str, Any]:
 
 
 def is_complete(stage: PlannedStage) -> bool:
-    if stage.local_directory:
-        return storage.exists(join(stage.directory, STAGE_RECORD))
-    return (Path(stage.directory) / STAGE_RECORD).is_file()
+    """``stage.json`` is there, and so is that of every stage it was made from, each the run it
+    read (a record from before ``run_id`` existed matches one without it)."""
+    return current_record(stage.directory, {}) is not None
+
+
+def current_record(directory: str, seen: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The ``stage.json`` at ``directory`` if the stage is complete, else None; ``seen`` holds
+    the answers for the directories already looked at."""
+    if directory in seen:
+        return seen[directory]
+    record = _record_if_any(directory)
+    if record is not None:
+        made_from = record.get("upstream_runs") or {}
+        for up, signature in (record.get("requires") or {}).items():
+            upstream = current_record(_beside(directory, f"{up}-{signature}"), seen)
+            if upstream is None or upstream.get("run_id") != made_from.get(up):
+                record = None
+                break
+    seen[directory] = record
+    return record
+
+
+def _record_if_any(directory: str) -> dict[str, Any] | None:
+    if is_url(directory):
+        raw = storage.read_bytes_if_any(join(directory, STAGE_RECORD))
+        return None if raw is None else dict(json.loads(raw))
+    try:
+        return read_stage_record(directory)
+    except FileNotFoundError:
+        return None
+
+
+def _beside(directory: str, name: str) -> str:
+    """The stage directory ``name`` next to ``directory`` (``<workdir>/stages/<name>``)."""
+    return join(directory.rsplit("/", 1)[0], name) if is_url(directory) else str(Path(directory).parent / name)
 
 
 def stage_outputs(stage: PlannedStage) -> StageOutputs:
@@ -92,10 +127,11 @@ def fetch_stage(url: str, local: Path, fetched: set[str] | None = None) -> Path:
 def publish(tmp: Path, stage: PlannedStage) -> None:
     """Make the finished ``tmp`` the stage's directory, unless a concurrent run published the
     same signature first.  Local: one rename (a directory left without ``stage.json`` is
-    replaced).  Remote: upload, ``stage.json`` last, and keep ``tmp`` as the cached copy."""
+    replaced, as is one made from older runs of its upstream stages).  Remote: upload,
+    ``stage.json`` last, and keep ``tmp`` as the cached copy."""
     if not stage.local_directory:
         final = Path(stage.directory)
-        if (final / STAGE_RECORD).is_file():
+        if is_complete(stage):
             shutil.rmtree(tmp)
         elif final.exists():
             storage.replace_dir(tmp, final)
@@ -134,6 +170,8 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
         record = {
             "stage": stage.name,
             "signature": stage.signature,
+            "run_id": uuid.uuid4().hex,
+            "upstream_runs": {name: read_stage_record(inputs[name].directory).get("run_id") for name in inputs},
             "stage_class": stage.stage_class,
             "version": cls.version,
             "spamflow_version": spamflow.__version__,

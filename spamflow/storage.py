@@ -97,6 +97,16 @@ def read_bytes(url: str) -> bytes:
         raise _error(url, "read it", exc) from exc
 
 
+def read_bytes_if_any(url: str) -> bytes | None:
+    """The object's bytes, None if there is none (another failure is an error)."""
+    try:
+        return bytes(filesystem(url).cat_file(url))
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001
+        raise _error(url, "read it", exc) from exc
+
+
 def write_bytes(url: str, data: bytes) -> None:
     """One PUT: readers see the old object or the whole new one."""
     try:
@@ -117,18 +127,16 @@ def remove(url: str) -> None:
 def check_workdir(url: str) -> None:
     """Fail now, naming ``url``, if the workdir's store cannot be reached, has no such bucket,
     has no credentials for us or will not let us write: before any stage runs, not after the
-    first one finished.  Writes and deletes one small object to prove write access."""
-    fs = filesystem(url)
-    root = url.split("://", 1)[1].split("/", 1)[0]
-    try:
-        found = fs.exists(url.split("://", 1)[0] + "://" + root)
-    except Exception as exc:  # noqa: BLE001
-        raise _error(url, "reach its store", exc) from exc
-    if not found:
-        raise StorageError(f"{url}: cannot use it as workdir: bucket (or root) {root!r} does not exist or is "
-                           "not visible with these credentials; create it first")
+    first one finished.  Writes and deletes one small object, which proves all of it at once."""
     probe = join(url, f".spamflow-write-check-{os.getpid()}")
-    write_bytes(probe, b"spamflow checks it may write here\n")
+    try:
+        filesystem(url).pipe_file(probe, b"spamflow checks it may write here\n")
+    except FileNotFoundError:
+        root = url.split("://", 1)[1].split("/", 1)[0]
+        raise StorageError(f"{url}: cannot use it as workdir: bucket (or root) {root!r} does not exist; "
+                           "create it first") from None
+    except Exception as exc:  # noqa: BLE001 - unreachable, no credentials, no permission: said by _error
+        raise _error(url, "use it as workdir (writing a test object)", exc) from exc
     remove(probe)
 
 
