@@ -92,7 +92,7 @@ def _inside(directory: str | Path, rel: str) -> str:
     return join(directory, rel) if isinstance(directory, str) else str(directory / rel)
 
 
-def add_command_entry(workdir: str | Path, name: str, entry: dict[str, Any], *, command: str) -> Path:
+def add_command_entry(workdir: str | Path, name: str, entry: dict[str, Any], *, command: str) -> str | Path:
     """Add (or replace) the entry ``name`` of a command that ran outside the DAG to run.json,
     leaving every other entry as it is.  ``entry`` has ``outputs``, ``params``, ``counts``,
     ``seconds``, ``signature``, ``directory`` and ``requires`` (the stages it was made from,

@@ -7,6 +7,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Collection
 from pathlib import Path
 
 import luigi
@@ -26,7 +27,7 @@ __all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "r
 
 
 def final_tasks(plan: dict[str, PlannedStage], workdir: str | Path, settings: RunSettings,
-                targets: set[str] | None = None, incomplete: set[str] = frozenset()) -> list[StageTask]:
+                targets: set[str] | None = None, incomplete: Collection[str] = ()) -> list[StageTask]:
     """The stages nothing else requires (or ``targets``), and the ``incomplete`` ones among
     those wanted: building them builds the DAG.  (Luigi looks no further than a complete task,
     so a stage whose stage.json was deleted under a complete one is redone only if named.)"""
