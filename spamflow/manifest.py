@@ -146,12 +146,13 @@ def localized(manifest: dict[str, Any], workdir_url: str, cache: Path, names: se
             todo.extend((stages[name].get("requires") or {}).keys())
     prefix = workdir_url.rstrip("/") + "/"
     out = {**manifest, "stages": dict(stages)}
+    fetched: set[str] = set()
     for name in sorted(wanted):
         entry = stages[name]
         directory = entry.get("directory", "")
         if not entry.get("complete") or not directory.startswith(prefix):
             continue
-        local = fetch_stage(directory, cache / directory[len(prefix):])
+        local = fetch_stage(directory, cache / directory[len(prefix):], fetched)
         record = read_stage_record(local)
         out["stages"][name] = {**entry, "directory": str(local),
                                "outputs": {k: str(local / v) for k, v in record["outputs"].items()}}

@@ -79,12 +79,14 @@ def current_record(directory: str, seen: dict[str, dict[str, Any] | None]) -> di
 
 
 def _record_if_any(directory: str) -> dict[str, Any] | None:
-    if is_url(directory):
-        raw = storage.read_bytes_if_any(join(directory, STAGE_RECORD))
-        return None if raw is None else dict(json.loads(raw))
+    """The stage's record; None if there is none or it is not JSON (a damaged ``stage.json``
+    makes the stage incomplete, so the next run redoes it and replaces the directory)."""
     try:
+        if is_url(directory):
+            raw = storage.read_bytes_if_any(join(directory, STAGE_RECORD))
+            return None if raw is None else dict(json.loads(raw))
         return read_stage_record(directory)
-    except FileNotFoundError:
+    except (FileNotFoundError, ValueError):
         return None
 
 
