@@ -87,7 +87,7 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         upstream = {r: planned[r].signature for r in requires}
         files = input_digests(cls, given, config.where())
         params = given.model_dump(mode="json") if isinstance(given, BaseModel) else given
-        execution = getattr(cls.Params, "execution_keys", frozenset())
+        execution: frozenset[str] = getattr(cls.Params, "execution_keys", frozenset())
         identity = {k: v for k, v in params.items() if k not in execution}
         sig = signature(cls.name, cls.version, identity, upstream, files)
         folder = f"{cls.name}-{sig}"
