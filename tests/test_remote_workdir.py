@@ -155,6 +155,35 @@ def test_s3_workdir_publishes_stages_and_run_json_and_reads_them_back(project, p
         _host_table(local["stages"]["obvious"]["outputs"]["hosts"])
 
 
+def test_an_upload_cut_short_never_looks_complete(project, plugins, bucket, monkeypatch):
+    """The connection drops once a stage's files are up, before its listing and stage.json:
+    the stage is not complete, and the next run publishes it whole."""
+    from spamflow import storage
+    from spamflow.plan import plan_run
+    from spamflow.stage_runner import is_complete
+
+    client, _env = bucket
+    config = _config(project, plugins, f"s3://{BUCKET}/cut")
+    fs = storage.filesystem(f"s3://{BUCKET}/cut")
+    pipe_file = fs.pipe_file
+
+    def drop_at_the_listing(path: str, data: bytes, **kw: object) -> None:
+        if path.endswith(storage.LISTING):
+            raise ConnectionResetError("connection reset by peer")
+        pipe_file(path, data, **kw)
+
+    monkeypatch.setattr(fs, "pipe_file", drop_at_the_listing)
+    outcome = run_pipeline(config, plugins, RunSettings(progress=False))
+    assert not outcome.ok and "cannot write it" in outcome.errors["ingest"]
+    ingest = plan_run(config, plugins)["ingest"]
+    folder = ingest.directory.removeprefix(f"s3://{BUCKET}/")
+    assert f"{folder}/warcs.jsonl" in _keys(client, "cut/") and not is_complete(ingest)
+    assert not any(k.endswith("stage.json") for k in _keys(client, "cut/"))
+    monkeypatch.setattr(fs, "pipe_file", pipe_file)
+    again = _run(config, plugins)
+    assert _ran(again) == set(again["stages"]) and is_complete(ingest)
+
+
 def test_commands_get_local_copies_of_a_remote_run(project, plugins, bucket, tmp_path):
     """What ``args.run_stages`` hands a command (report, judge, train, quilt-sweep): run.json's
     entries pointing at local files, fetched into an empty cache from the bucket."""
