@@ -236,6 +236,12 @@ def test_a_bad_remote_workdir_is_a_config_error_naming_the_url(project, plugins,
         _config(project, plugins, f"s3://{BUCKET}/run")
 
 
+def test_a_file_url_is_a_local_workdir(project, plugins):
+    config = _config(project, plugins, f"file://{project / 'out'}")
+    assert (config.workdir, config.workdir_url, config.workdir_location) == \
+        (project / "out", None, str(project / "out"))
+
+
 def test_an_unreachable_store_is_one_error_line_from_validate(project):
     closed = "http://127.0.0.1:9"  # the discard port: nothing listens there
     (project / "c.yaml").write_text(CONFIG.format(workdir="s3://runs/run"))
