@@ -7,7 +7,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Collection
 from pathlib import Path
 
 import luigi
@@ -27,14 +26,13 @@ __all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "r
 
 
 def final_tasks(plan: dict[str, PlannedStage], workdir: str | Path, settings: RunSettings,
-                targets: set[str] | None = None, incomplete: Collection[str] = ()) -> list[StageTask]:
-    """The stages nothing else requires (or ``targets``), and the ``incomplete`` ones among
-    those wanted: building them builds the DAG.  (Luigi looks no further than a complete task,
-    so a stage whose stage.json was deleted under a complete one is redone only if named.)"""
+                targets: set[str] | None = None) -> list[StageTask]:
+    """The stages nothing else requires (or ``targets``): building them builds the DAG.  (A
+    stage after an incomplete one is itself incomplete, ``is_complete``, so Luigi, which looks
+    no further than a complete task, reaches every stage to redo.)"""
     needed = {up for stage in plan.values() for up in stage.requires}
     if targets is not None:
         needed = set(plan) - targets
-    needed -= {name for name in incomplete if targets is None or name in targets}
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
     return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
                       settings_json=settings_to_json(settings))
@@ -58,8 +56,7 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     else:
         build_args["local_scheduler"] = True
     FAILURES.clear()
-    roots = final_tasks(plan, config.workdir_location, settings, targets, set(plan) - before)
-    result = luigi.build(roots, **build_args)
+    result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets), **build_args)
     wanted = [stage for name, stage in plan.items() if targets is None or name in targets]
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
         and all(is_complete(stage) for stage in wanted)
