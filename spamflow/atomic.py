@@ -2,7 +2,8 @@
 
 The content goes to a temporary file beside the target (same filesystem), which then
 replaces the target in one ``os.replace``; on an error the temporary file is removed and
-the target is left as it was.
+the target is left as it was.  A remote target (a URL, :mod:`spamflow.storage`) is written
+with one PUT, which object stores make visible whole or not at all.
 """
 
 from __future__ import annotations
@@ -27,5 +28,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
+    from spamflow.storage import is_url, write_bytes
+
+    if is_url(path):
+        write_bytes(str(path), text.encode("utf-8"))
+        return
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")

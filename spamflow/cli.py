@@ -187,7 +187,8 @@ def _dispatch(args: argparse.Namespace, runner: DagRunner) -> int:
     if args.command == "validate":
         plan = plan_run(config, plugins)
         print(f"{config_path}: ok")
-        print(f"workdir: {config.workdir}")
+        print(f"workdir: {config.workdir_location}"
+              + (f" (local cache: {config.workdir})" if config.workdir_url else ""))
         for name, stage in plan.items():
             print(f"  {name:<12} {stage.signature}  params={json.dumps(stage.params)[:100]}")
         return 0
@@ -219,9 +220,9 @@ def _run(args: argparse.Namespace, config: Any, plugins: Any, runner: DagRunner)
     host = None if args.local_scheduler else (args.scheduler_host or model.scheduler.host)
     port = args.scheduler_port or model.scheduler.port
     outcome = runner(config, plugins, settings, scheduler_host=host, scheduler_port=port)
-    from spamflow.manifest import read_manifest
+    from spamflow.manifest import read_manifest_file
 
-    manifest = read_manifest(outcome.manifest.parent)
+    manifest = read_manifest_file(outcome.manifest)
     for name, stage in manifest["stages"].items():
         print(stage_line(name, stage))
     print(f"run.json: {outcome.manifest}")

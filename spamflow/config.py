@@ -28,6 +28,7 @@ from spamflow.detector import Stage
 from spamflow.errors import ConfigError
 from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
 from spamflow.plugins import SpamflowPlugins
+from spamflow.storage import StorageError, check_workdir, default_cache_dir, is_url, local_path, mirror_dir
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
 
 Runner = Literal["inline", "local", "spark", "hadoop", "emr"]
@@ -116,6 +117,9 @@ class ReportSettings(_Section):
 
 class ConfigModel(_Section):
     workdir: str
+    """A local directory, or an object-store / HDFS URL (``s3://bucket/prefix``): docs/config.md."""
+    cache_dir: str | None = None
+    """Where a remote workdir's stages run and are kept on this machine (default ~/.cache/spamflow)."""
     input: InputSection
     mapreduce: MapReduceSection = MapReduceSection()
     scheduler: SchedulerSection = SchedulerSection()
@@ -140,7 +144,16 @@ class Config:
     path: Path | None
     model: ConfigModel
     workdir: Path
+    """The run's directory on this machine: the workdir itself, or for a remote workdir its
+    local cache (:func:`spamflow.storage.mirror_dir`), where commands may write scratch files."""
     detectors: dict[str, BaseModel] = field(default_factory=dict)  # enabled ones, config order
+    workdir_url: str | None = None
+    """The remote workdir (``s3://bucket/run``); None for a local one."""
+
+    @property
+    def workdir_location(self) -> str:
+        """Where stages and run.json are published: the URL, or the local directory's path."""
+        return self.workdir_url or str(self.workdir)
 
     @property
     def base_dir(self) -> Path:
@@ -227,13 +240,29 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, where, node, ConfigModel)) from exc
     base = path.parent if path else Path.cwd()
-    wd = Path(workdir).resolve() if workdir is not None else (base / model.workdir).resolve()
-    config = Config(path=path, model=model, workdir=wd)
+    config = _with_workdir(path, model, base, workdir)
     config.detectors = _validate_detectors(model, plugins, where, node, base)
     _check_runner(config, plugins)
     _check_crawls(config)
     config.warc_inputs()  # a glob that matches nothing, or an unreadable paths file, fails here
     return config
+
+
+def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: str | Path | None) -> Config:
+    """The config with its workdir resolved: a local path (relative to the config file, an
+    override to the current directory) as before, or a remote URL checked now (reachable,
+    writable) and given its local cache under ``cache_dir``."""
+    given = str(override) if override is not None else model.workdir
+    if not is_url(given):
+        wd = local_path(given).resolve() if override is not None else (base / local_path(given)).resolve()
+        return Config(path=path, model=model, workdir=wd)
+    url = given.rstrip("/")
+    try:
+        check_workdir(url)
+    except StorageError as exc:
+        raise ConfigError(f"{str(path) if path else '<config>'}: workdir: {exc}") from None
+    cache = base / model.cache_dir if model.cache_dir else default_cache_dir()
+    return Config(path=path, model=model, workdir=mirror_dir(url, cache.resolve()), workdir_url=url)
 
 
 def _check_crawls(config: Config) -> None:

@@ -6,6 +6,10 @@ Shape (a contract; later stages add themselves, fields are only ever added)::
     {"stages": {"<stage>": {"outputs": {"<name>": "<absolute path>"}, "params": {...},
                             "counts": {...}, "seconds": 1.2, ...}}, ...}
 
+Under a remote workdir (``s3://bucket/run``) run.json is one object there and its
+``directory`` and ``outputs`` are URLs; :func:`localized` gives the same entries with the
+paths of the stages' copies in the local cache, which is what commands hand to readers.
+
 A command that works outside the DAG (``spamflow quilt-sweep``, ``spamflow hss similar``) adds
 its entry with :func:`add_command_entry`, marked ``"command"``; a later run of the DAG keeps
 such an entry as long as the stages it was made from are still the run's (same signatures).
@@ -21,7 +25,8 @@ from typing import Any
 import spamflow
 from spamflow.atomic import write_text_atomic
 from spamflow.planned import PlannedStage
-from spamflow.stage_runner import is_complete, read_stage_record
+from spamflow.stage_runner import fetch_stage, is_complete, read_stage_record
+from spamflow.storage import is_url, join, mirrored_url, read_bytes
 
 RUN_MANIFEST = "run.json"
 
@@ -40,9 +45,9 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
                 stages[name]["error"] = errors[name]
             continue
         record = read_stage_record(stage.directory)
-        directory = Path(stage.directory)
+        directory = stage.directory if is_url(stage.directory) else Path(stage.directory)
         stages[name] = {
-            "outputs": {k: str(directory / v) for k, v in record["outputs"].items()},
+            "outputs": {k: _inside(directory, v) for k, v in record["outputs"].items()},
             "params": record["params"],
             "counts": record["counts"],
             "seconds": record["seconds"],
@@ -83,7 +88,11 @@ def kept_command_entries(previous: dict[str, Any] | None, plan: dict[str, Planne
     return kept
 
 
-def add_command_entry(workdir: Path, name: str, entry: dict[str, Any], *, command: str) -> Path:
+def _inside(directory: str | Path, rel: str) -> str:
+    return join(directory, rel) if isinstance(directory, str) else str(directory / rel)
+
+
+def add_command_entry(workdir: str | Path, name: str, entry: dict[str, Any], *, command: str) -> str | Path:
     """Add (or replace) the entry ``name`` of a command that ran outside the DAG to run.json,
     leaving every other entry as it is.  ``entry`` has ``outputs``, ``params``, ``counts``,
     ``seconds``, ``signature``, ``directory`` and ``requires`` (the stages it was made from,
@@ -93,13 +102,58 @@ def add_command_entry(workdir: Path, name: str, entry: dict[str, Any], *, comman
     return write_manifest(workdir, manifest)
 
 
-def write_manifest(workdir: Path, manifest: dict[str, Any]) -> Path:
-    path = workdir / RUN_MANIFEST
-    write_text_atomic(path, json.dumps(manifest, indent=1))
-    return path
+def manifest_location(workdir: str | Path) -> str | Path:
+    """Where run.json of ``workdir`` is: ``<workdir>/run.json``, a URL for a remote workdir,
+    which a command may also name by its local cache (``config.workdir``)."""
+    url = workdir if is_url(workdir) else mirrored_url(workdir)
+    return join(str(url), RUN_MANIFEST) if url else Path(workdir) / RUN_MANIFEST
+
+
+def write_manifest(workdir: str | Path, manifest: dict[str, Any]) -> str | Path:
+    """Replace run.json whole (a rename locally, one PUT remotely); returns where it is."""
+    location = manifest_location(workdir)
+    write_text_atomic(location, json.dumps(manifest, indent=1))
+    return location
 
 
 def read_manifest(workdir: str | Path) -> dict[str, Any]:
-    with open(Path(workdir) / RUN_MANIFEST, encoding="utf-8") as fh:
-        record: dict[str, Any] = json.load(fh)
+    return read_manifest_file(manifest_location(workdir))
+
+
+def read_manifest_file(location: str | Path) -> dict[str, Any]:
+    """run.json at ``location`` (a path, or a URL: :class:`spamflow.storage.StorageError` if
+    it cannot be read)."""
+    if is_url(location):
+        record: dict[str, Any] = json.loads(read_bytes(str(location)))
         return record
+    with open(location, encoding="utf-8") as fh:
+        record = json.load(fh)
+        return record
+
+
+def localized(manifest: dict[str, Any], workdir_url: str, cache: Path, names: set[str]) -> dict[str, Any]:
+    """``manifest`` of the remote workdir ``workdir_url`` with the stages ``names`` and every
+    stage they were made from fetched into its local cache ``cache`` and pointing there
+    (``directory``, ``outputs``): readers of a command's run.json open local files.  Other
+    entries are left as they are."""
+    stages = manifest["stages"]
+    wanted: set[str] = set()
+    todo = [n for n in names if n in stages]
+    while todo:
+        name = todo.pop()
+        if name not in wanted and name in stages:
+            wanted.add(name)
+            todo.extend((stages[name].get("requires") or {}).keys())
+    prefix = workdir_url.rstrip("/") + "/"
+    out = {**manifest, "stages": dict(stages)}
+    fetched: set[str] = set()
+    for name in sorted(wanted):
+        entry = stages[name]
+        directory = entry.get("directory", "")
+        if not entry.get("complete") or not directory.startswith(prefix):
+            continue
+        local = fetch_stage(directory, cache / directory[len(prefix):], fetched)
+        record = read_stage_record(local)
+        out["stages"][name] = {**entry, "directory": str(local),
+                               "outputs": {k: str(local / v) for k, v in record["outputs"].items()}}
+    return out

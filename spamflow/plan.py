@@ -5,7 +5,8 @@ parameters, its upstream signatures (gokart's habit), and the SHA-256 of each fi
 (``Stage.input_files``: labels, dictionaries, blocklists), so an edited file redoes the
 stage and a merely touched one does not.  Execution knobs (runner, workers, scheduler) are
 left out, so changing them redoes nothing.  The stage's output directory is
-``<workdir>/stages/<name>-<signature>``.
+``<workdir>/stages/<name>-<signature>`` (a URL under a remote workdir, with the same layout
+in the workdir's local cache for running it and reading it: :mod:`spamflow.storage`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from spamflow.stages.demo_web import DemoWebStage
 from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
 from spamflow.stages.report import ReportParams, ReportStage
+from spamflow.storage import join
 
 __all__ = ["PlannedStage", "canonical_json", "class_path", "file_digest", "input_digests", "plan_run", "signature",
            "stage_dir"]
@@ -88,8 +90,13 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         execution: frozenset[str] = getattr(cls.Params, "execution_keys", frozenset())
         identity = {k: v for k, v in params.items() if k not in execution}
         sig = signature(cls.name, cls.version, identity, upstream, files)
-        directory = config.workdir / "stages" / f"{cls.name}-{sig}"
-        planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(directory), files)
+        folder = f"{cls.name}-{sig}"
+        local = config.workdir / "stages" / folder
+        if config.workdir_url is None:
+            planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(local), files)
+        else:
+            planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig,
+                                             join(config.workdir_url, "stages", folder), files, str(local))
 
     source = config.model.input
     if source.demo is not None:

@@ -19,6 +19,9 @@ class PlannedStage:
     signature: str
     directory: str
     input_files: dict[str, str] = field(default_factory=dict)  # key -> "sha256:<hex>" of each file read
+    local_directory: str = ""
+    """Where the stage runs and its files are kept on this machine when ``directory`` is a URL
+    (a remote workdir's local cache, :mod:`spamflow.storage`); empty for a local workdir."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class RunOutcome:
     ok: bool
     status: str  # Luigi's summary status, e.g. SUCCESS, FAILED
-    manifest: Path
+    manifest: Path | str  # run.json: a path, or a URL under a remote workdir
     summary: str
     errors: dict[str, str]  # failed stage -> message
 
@@ -76,14 +76,17 @@ class StageRunner:
     def __call__(self, command: str, config: Config, plugins: SpamflowPlugins,
                  targets: set[str]) -> tuple[RunSettings, dict[str, Any] | None]:
         """``targets`` and the stages they read, then the contents of run.json; None for the
-        latter after saying on stderr which stage failed and where run.json is."""
+        latter after saying on stderr which stage failed and where run.json is.  Under a remote
+        workdir the entries of ``targets`` and what they read point at local copies."""
         settings = self.settings(config)
         outcome = self.runner(config, plugins, settings, targets=targets)
         if not outcome.ok:
             failed = ", ".join(sorted(outcome.errors)) or ", ".join(sorted(targets))
             print(f"spamflow {command}: stage {failed} failed; see {outcome.manifest}", file=sys.stderr)
             return settings, None
-        from spamflow.manifest import read_manifest
+        from spamflow.manifest import localized, read_manifest_file
 
-        manifest: dict[str, Any] = read_manifest(outcome.manifest.parent)
+        manifest: dict[str, Any] = read_manifest_file(outcome.manifest)
+        if config.workdir_url:
+            manifest = localized(manifest, config.workdir_url, config.workdir, targets)
         return settings, manifest

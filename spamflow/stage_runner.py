@@ -2,7 +2,14 @@
 temporary directory, published by one atomic rename once ``stage.json`` is written.
 
 A stage is complete exactly when ``<dir>/stage.json`` exists, so a crash leaves no
-half-written output that a re-run would take for finished work.
+half-written output that a re-run would take for finished work, and the stages it was made
+from are complete and are the very runs it read (``run_id``): deleting a stage's
+``stage.json`` redoes that stage and the stages after it, and no stage before it.
+
+Under a remote workdir (:mod:`spamflow.storage`) the stage runs the same way in the workdir's
+local cache, then its files are uploaded with ``stage.json`` last (one PUT, so again its
+presence means the rest is there) and the cache keeps the copy; a stage reads its upstream
+stages from the cache, downloading a stage the cache lacks or holds another ``stage.json`` of.
 """
 
 from __future__ import annotations
@@ -12,15 +19,18 @@ import json
 import os
 import shutil
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import spamflow
+from spamflow import storage
 from spamflow.detector import RunSettings, Stage, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
 from spamflow.per_host import check_host_tables
 from spamflow.planned import PlannedStage
+from spamflow.storage import is_url, join
 
 STAGE_RECORD = "stage.json"
 BAD_RECORDS_IN_MANIFEST = 1000
@@ -36,33 +46,119 @@ def load_stage_class(path: str) -> type[Stage]:
 
 
 def read_stage_record(directory: str | Path) -> dict[str, Any]:
+    """The ``stage.json`` of a stage directory, local or (a URL) remote."""
+    if is_url(directory):
+        record: dict[str, Any] = json.loads(storage.read_bytes(join(str(directory), STAGE_RECORD)))
+        return record
     with open(Path(directory) / STAGE_RECORD, encoding="utf-8") as fh:
-        record: dict[str, Any] = json.load(fh)
+        record = json.load(fh)
         return record
 
 
 def is_complete(stage: PlannedStage) -> bool:
-    return (Path(stage.directory) / STAGE_RECORD).is_file()
+    """``stage.json`` is there, and so is that of every stage it was made from, each the run it
+    read (a record from before ``run_id`` existed matches one without it)."""
+    return current_record(stage.directory, {}) is not None
+
+
+def current_record(directory: str, seen: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The ``stage.json`` at ``directory`` if the stage is complete, else None; ``seen`` holds
+    the answers for the directories already looked at."""
+    if directory in seen:
+        return seen[directory]
+    record = _record_if_any(directory)
+    if record is not None:
+        made_from = record.get("upstream_runs") or {}
+        for up, signature in (record.get("requires") or {}).items():
+            upstream = current_record(_beside(directory, f"{up}-{signature}"), seen)
+            if upstream is None or upstream.get("run_id") != made_from.get(up):
+                record = None
+                break
+    seen[directory] = record
+    return record
+
+
+def _record_if_any(directory: str) -> dict[str, Any] | None:
+    """The stage's record; None if there is none or it is not JSON (a damaged ``stage.json``
+    makes the stage incomplete, so the next run redoes it and replaces the directory)."""
+    try:
+        if is_url(directory):
+            raw = storage.read_bytes_if_any(join(directory, STAGE_RECORD))
+            return None if raw is None else dict(json.loads(raw))
+        return read_stage_record(directory)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _beside(directory: str, name: str) -> str:
+    """The stage directory ``name`` next to ``directory`` (``<workdir>/stages/<name>``)."""
+    return join(directory.rsplit("/", 1)[0], name) if is_url(directory) else str(Path(directory).parent / name)
 
 
 def stage_outputs(stage: PlannedStage) -> StageOutputs:
-    record = read_stage_record(stage.directory)
-    directory = Path(stage.directory)
+    directory = fetch_stage(stage.directory, Path(stage.local_directory)) if stage.local_directory \
+        else Path(stage.directory)
+    record = read_stage_record(directory)
     return StageOutputs(stage.name, directory, {k: directory / v for k, v in record["outputs"].items()},
                         record["params"], record.get("host_tables", {}))
+
+
+def fetch_stage(url: str, local: Path, fetched: set[str] | None = None) -> Path:
+    """The published stage ``url`` in the local cache directory ``local``: downloaded unless the
+    cache holds the same ``stage.json``, and so are the stages it was made from (the report stage
+    reads their records and outputs from the folders beside its own)."""
+    fetched = set() if fetched is None else fetched
+    fetched.add(url)
+    published = storage.read_bytes(join(url, STAGE_RECORD))
+    cached = local / STAGE_RECORD
+    if not (cached.is_file() and cached.read_bytes() == published):
+        tmp = local.parent / f".{local.name}.fetch-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            storage.download_tree(url, tmp, last=STAGE_RECORD)
+            storage.replace_dir(tmp, local)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    parent = url.rsplit("/", 1)[0]
+    for up, signature in json.loads(published).get("requires", {}).items():
+        if join(parent, f"{up}-{signature}") not in fetched:
+            fetch_stage(join(parent, f"{up}-{signature}"), local.parent / f"{up}-{signature}", fetched)
+    return local
+
+
+def publish(tmp: Path, stage: PlannedStage) -> None:
+    """Make the finished ``tmp`` the stage's directory, unless a concurrent run published the
+    same signature first.  Local: one rename (a directory left without ``stage.json`` is
+    replaced, as is one made from older runs of its upstream stages).  Remote: upload,
+    ``stage.json`` last, and keep ``tmp`` as the cached copy."""
+    if not stage.local_directory:
+        final = Path(stage.directory)
+        if is_complete(stage):
+            shutil.rmtree(tmp)
+        elif final.exists():
+            storage.replace_dir(tmp, final)
+        else:
+            os.replace(tmp, final)
+        return
+    if is_complete(stage):
+        shutil.rmtree(tmp)  # the published one is read (fetched) from now on
+        return
+    storage.upload_tree(tmp, stage.directory, last=STAGE_RECORD)
+    storage.replace_dir(tmp, Path(stage.local_directory))
 
 
 def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: RunSettings) -> dict[str, Any]:
     """Run ``stage`` (its upstream stages must be complete) and publish its directory."""
     cls = load_stage_class(stage.stage_class)
-    final = Path(stage.directory)
+    final = Path(stage.local_directory or stage.directory)
+    inputs = {name: stage_outputs(upstream[name]) for name in stage.requires}
     tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     ctx = StageContext(
         params=cls.Params.model_validate(stage.params),
-        inputs={name: stage_outputs(upstream[name]) for name in stage.requires},
+        inputs=inputs,
         outdir=tmp,
         settings=settings,
     )
@@ -76,6 +172,8 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
         record = {
             "stage": stage.name,
             "signature": stage.signature,
+            "run_id": uuid.uuid4().hex,
+            "upstream_runs": {name: read_stage_record(inputs[name].directory).get("run_id") for name in inputs},
             "stage_class": stage.stage_class,
             "version": cls.version,
             "spamflow_version": spamflow.__version__,
@@ -92,10 +190,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
         }
         with open(tmp / STAGE_RECORD, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=1)
-        if final.exists():  # a concurrent run published the same signature first
-            shutil.rmtree(tmp)
-        else:
-            os.replace(tmp, final)
+        publish(tmp, stage)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

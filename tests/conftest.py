@@ -123,3 +123,21 @@ def luigid_tasks(port: int, status: str) -> dict:
     query = urllib.request.quote(json.dumps({"status": status, "upstream_status": "", "search": ""}))
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/task_list?data={query}", timeout=5) as r:
         return json.load(r)["response"]
+
+
+@pytest.fixture
+def s3():
+    """moto's real S3 server on 127.0.0.1 with a bucket ``crawl``: ``(boto3 client, env)``, env
+    the AWS variables that point a client (s3fs, a ``spamflow`` subprocess) at it."""
+    moto_server = pytest.importorskip("moto.server", reason="moto[server] (test extra) runs the S3 server")
+    boto3 = pytest.importorskip("boto3", reason="boto3 (with moto) fills the bucket")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket="crawl")
+    yield client, env
+    server.stop()

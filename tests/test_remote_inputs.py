@@ -88,20 +88,6 @@ def http_root(tmp_path):
     server.server_close()
 
 
-@pytest.fixture
-def s3(tmp_path):
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name="us-east-1",
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
-    client.create_bucket(Bucket="crawl")
-    yield client, env
-    server.stop()
-
-
 @pytest.mark.slow
 def test_paths_file_over_http_gives_the_local_page_table_and_counts_a_missing_file(tmp_path, http_root):
     root, base = http_root

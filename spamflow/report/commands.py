@@ -61,10 +61,16 @@ def run_report(args: argparse.Namespace) -> int:
         return 1
     out = Path(args.out) if args.out else config.workdir / "report"
     settings = config.model.report
-    path, counts = write_report(manifest["stages"], out, title=args.title or str(config.workdir),
+    path, counts = write_report(manifest["stages"], out, title=args.title or config.workdir_location,
                                 max_items=settings.max_items, max_hosts=settings.max_hosts, plugins=get_plugins())
     print(", ".join(f"{k}={v}" for k, v in counts.items()))
     print(f"report: {path}")
+    if config.workdir_url and not args.out:  # written in the local cache; published beside run.json
+        from spamflow.storage import join, upload_tree
+
+        url = join(config.workdir_url, "report")
+        upload_tree(out, url, last=path.name, listing=False)
+        print(f"report: {join(url, path.name)}")
     return 0
 
 
@@ -87,7 +93,7 @@ def run_judge(args: argparse.Namespace) -> int:
     items = gather(manifest["stages"], settings.max_items, settings.max_hosts, get_plugins()).items()
     items = sorted((e for e in items if e.kind in kinds), key=lambda e: kinds.index(e.kind))
     store = LabelStore(Path(args.labels) if args.labels else config.workdir / "judge")
-    server = make_server(items, store, args.port, title=str(config.workdir))
+    server = make_server(items, store, args.port, title=config.workdir_location)
     host, port = str(server.server_address[0]), int(server.server_address[1])
     print(f"judging {len(items)} items ({len(store.labels)} already labelled) at http://{host}:{port}/", flush=True)
     print(f"labels: {store.csv} (hosts), {store.journal} (every verdict); Ctrl-C stops", flush=True)

@@ -34,7 +34,10 @@ class ReportStage(Stage):
 
         params = ctx.params
         assert isinstance(params, ReportParams)
+        from spamflow.storage import mirrored_url
+
         stages = records_from_inputs(ctx.inputs, ctx.outdir.parent)
-        path, counts = write_report(stages, ctx.outdir, title=str(ctx.outdir.parent.parent),
+        workdir = ctx.outdir.parent.parent  # a remote workdir's local cache is titled by its URL
+        path, counts = write_report(stages, ctx.outdir, title=mirrored_url(workdir) or str(workdir),
                                     max_items=params.max_items, max_hosts=params.max_hosts, plugins=get_plugins())
         return StageResult(outputs={"report": path.name, "assets": "assets"}, counts=counts)

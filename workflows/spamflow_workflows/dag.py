@@ -11,10 +11,11 @@ from pathlib import Path
 
 import luigi
 
+from spamflow import storage
 from spamflow.config import Config
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
-from spamflow.manifest import RUN_MANIFEST, build_manifest, read_manifest, write_manifest
+from spamflow.manifest import build_manifest, manifest_location, read_manifest_file, write_manifest
 from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
 from spamflow.runs import RunOutcome, StageRunner
@@ -24,9 +25,11 @@ from spamflow_workflows.stage_task import FAILURES, StageTask, settings_to_json
 __all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "run_pipeline"]
 
 
-def final_tasks(plan: dict[str, PlannedStage], workdir: Path, settings: RunSettings,
+def final_tasks(plan: dict[str, PlannedStage], workdir: str | Path, settings: RunSettings,
                 targets: set[str] | None = None) -> list[StageTask]:
-    """The stages nothing else requires (or ``targets``): building them builds the DAG."""
+    """The stages nothing else requires (or ``targets``): building them builds the DAG.  (A
+    stage after an incomplete one is itself incomplete, ``is_complete``, so Luigi, which looks
+    no further than a complete task, reaches every stage to redo.)"""
     needed = {up for stage in plan.values() for up in stage.requires}
     if targets is not None:
         needed = set(plan) - targets
@@ -53,27 +56,28 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     else:
         build_args["local_scheduler"] = True
     FAILURES.clear()
-    result = luigi.build(final_tasks(plan, config.workdir, settings, targets), **build_args)
+    result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets), **build_args)
     wanted = [stage for name, stage in plan.items() if targets is None or name in targets]
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
         and all(is_complete(stage) for stage in wanted)
     ran = {name for name, stage in plan.items() if name not in before and is_complete(stage)}
     manifest = build_manifest(plan, status="success" if ok else "failed", started=started,
                               config_path=str(config.path) if config.path else None, ran=ran,
-                              errors=dict(FAILURES), previous=previous_manifest(config.workdir))
-    path = write_manifest(config.workdir, manifest)
+                              errors=dict(FAILURES), previous=previous_manifest(config.workdir_location))
+    path = write_manifest(config.workdir_location, manifest)
     return RunOutcome(ok, result.status.name, path, result.summary_text, dict(FAILURES))
 
 
-def previous_manifest(workdir: Path) -> dict | None:
+def previous_manifest(workdir: str | Path) -> dict | None:
     """The run.json a new one replaces (its command entries are kept); an unreadable one is
     said on stderr and replaced whole."""
-    if not (workdir / RUN_MANIFEST).is_file():
+    location = manifest_location(workdir)
+    if not (storage.exists(location) if isinstance(location, str) else location.is_file()):
         return None
     try:
-        return read_manifest(workdir)
+        return read_manifest_file(location)
     except (OSError, ValueError) as exc:
-        print(f"spamflow: {workdir / RUN_MANIFEST}: unreadable ({exc}); writing a new one without the entries "
+        print(f"spamflow: {location}: unreadable ({exc}); writing a new one without the entries "
               "commands added to it", file=sys.stderr)
         return None
 

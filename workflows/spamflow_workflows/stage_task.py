@@ -1,4 +1,5 @@
-"""One Luigi task class runs every stage; its identity is (stage, signature, workdir).
+"""One Luigi task class runs every stage; its identity is (stage, signature, workdir), the
+workdir a path or (remote) URL.
 
 The plan travels as an insignificant parameter, so a task can rebuild its upstream tasks
 without reading YAML or loading plugins, and execution knobs never change a task id.
@@ -18,7 +19,8 @@ from luigi.parameter import ParameterVisibility
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
 from spamflow.planned import PlannedStage
-from spamflow.stage_runner import STAGE_RECORD, run_stage
+from spamflow.stage_runner import STAGE_RECORD, is_complete, run_stage
+from spamflow.storage import is_url, join
 
 FAILURES: dict[str, str] = {}
 """Stage name -> error message of the stages that failed in this process's last build."""
@@ -46,6 +48,19 @@ def settings_from_json(text: str) -> RunSettings:
     return RunSettings(**{**fields, "runner_args": tuple(fields.get("runner_args", ()))})
 
 
+class StageRecordTarget(luigi.Target):
+    """A stage's ``stage.json``, local or in a remote workdir: the task is complete when it
+    exists, the very check the runner and run.json use (:func:`spamflow.stage_runner.is_complete`)."""
+
+    def __init__(self, stage: PlannedStage) -> None:
+        self.stage = stage
+        self.path = join(stage.directory, STAGE_RECORD) if is_url(stage.directory) \
+            else str(Path(stage.directory) / STAGE_RECORD)
+
+    def exists(self) -> bool:
+        return is_complete(self.stage)
+
+
 class StageTask(luigi.Task):
     stage = luigi.Parameter(description="stage name, as in run.json")
     signature = luigi.Parameter(description="hash of the stage's parameters and upstream signatures")
@@ -68,8 +83,8 @@ class StageTask(luigi.Task):
     def requires(self) -> list[StageTask]:
         return [self.clone(stage=name, signature=sig) for name, sig in self.planned.requires.items()]
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(Path(self.planned.directory) / STAGE_RECORD))
+    def output(self) -> StageRecordTarget:
+        return StageRecordTarget(self.planned)
 
     def on_failure(self, exception: BaseException) -> str:
         message = str(exception) if isinstance(exception, SpamflowError) else f"{type(exception).__name__}: {exception}"
