@@ -25,7 +25,8 @@ domain is that partner (one server, two domains: the paper's Hartnell College ca
 Per parameter set and foreign mode it prints: whether the jobs' quilts equal the reference's
 record by record (doc, n_grams, n_patch_grams, every source with its grams), the quilted
 pages, and the (suspicious, source) pairs found against PAN's truth: recall over the true
-pairs the mode allows, and the share of found sources that are true ones.  Parameter sets:
+pairs the mode allows, the share of found sources that are true ones, and what the other
+sources are (other suspicious documents, sources of other suspicious documents, distractors).  Parameter sets:
 Najork's pivot (5, 50, 4, 0.5), which PAN's documents (at most 41 % copied) cannot meet,
 and a setting for partial reuse (5, 50, 1, 0.05) with and without phi = 0.05 (each source
 must newly cover 5 % of the page's patch grams).
@@ -38,6 +39,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,6 +120,13 @@ def build_corpus(n_susp: int, n_distractors: int) -> tuple[list[dict], set[tuple
     return pages, all_pairs, other_domain, other_ip
 
 
+def kind_of(pages: list[dict], doc_id: int, n_susp: int, n_distractors: int) -> str:
+    """Pages are suspicious documents, then true sources, then distractors, doc_id from 1."""
+    if doc_id <= n_susp:
+        return "suspicious"
+    return "distractor" if doc_id > len(pages) - n_distractors else "source"
+
+
 def jobs(pages: list[dict], qp: QuiltParams, work: Path, runner: str) -> list[dict]:
     work.mkdir(parents=True)
     shingles = work / "shingles.tsv"
@@ -170,11 +179,13 @@ def main() -> None:
                 found = {(q["doc_id"], s) for q in ours if q["doc_id"] in suspicious for s, _ in q["sources"]}
                 want = allowed[foreign]
                 hit = found & want
+                kinds = Counter(kind_of(pages, s, n_susp, a.distractors) for _, s in found - want)
                 print(f"{label:32} {foreign:8} {('-' if ref is None else 'yes' if exact else 'NO'):12} {len(ours):7d} "
                       f"{sum(q['doc_id'] in suspicious for q in ours):13d} "
                       f"{len(hit):6d}/{len(want):4d} = {len(hit) / len(want):.2f} "
                       f"{len(hit):6d}/{len(found):5d} = {(len(hit) / len(found) if found else 0):.2f} "
-                      f"{t_jobs:7.1f} {t_ref:6.1f}")
+                      f"{t_jobs:7.1f} {t_ref:6.1f}   {kinds['suspicious']:5d} {kinds['source']:5d} "
+                      f"{kinds['distractor']:5d}")
     verdict = "not checked" if a.no_reference else "yes" if exact_all else "NO"
     print(f"jobs equal the reference in every row: {verdict} ({time.time() - t0:.0f} s)")
     if not exact_all:
