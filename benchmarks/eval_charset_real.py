@@ -1,7 +1,8 @@
 """Undeclared legacy-encoded pages, decoded: the windows-1252 fallback on real pages.
 The figure of docs/parse.md ("Charset") and docs/quality.md.
 
-Run from the repository root (a few minutes on a busy 2-core machine)::
+Run from the repository root (6 CPU-minutes; 45 minutes of wall time on a loaded
+shared machine when run under ``nice``)::
 
     PYTHONPATH=.:plugins .venv/bin/python benchmarks/eval_charset_real.py
 
@@ -10,7 +11,8 @@ Every HTML page of ``../shared/data/html-trafilatura-eval`` and
 declaration), its ``<meta charset>`` / ``http-equiv`` declaration is removed, and it is
 written in the legacy encoding of its text:
 
-* kana: Shift_JIS; Hangul: EUC-KR; other Han: GB18030;
+* pages whose non-ASCII letters are at least half East Asian: Shift_JIS when they hold kana,
+  else EUC-KR when they hold Hangul, else GB18030;
 * otherwise the first of windows-1252, -1250, -1254, -1257, -1251, -1253, -1255, -1256,
   -874 that can write at least 99 % of its non-ASCII letters (German, French, Spanish ...
   land on windows-1252; Czech, Polish, Hungarian on windows-1250);
@@ -53,12 +55,11 @@ def legacy_encoding(text: str) -> str | None:
     if not letters:
         return None
     names = Counter(unicodedata.name(c, "").split(" ")[0] for c in letters)
-    if names["HIRAGANA"] or names["KATAKANA"]:
-        return "shift_jis"
-    if names["HANGUL"]:
-        return "euc_kr"
-    if names["CJK"]:
-        return "gb18030"
+    if 2 * (names["HIRAGANA"] + names["KATAKANA"] + names["HANGUL"] + names["CJK"]) >= len(letters):
+        # an East Asian page (not a Western one whose language menu says 中文 or 한국어)
+        if names["HIRAGANA"] or names["KATAKANA"]:
+            return "shift_jis"
+        return "euc_kr" if names["HANGUL"] else "gb18030"
     for codec in LATIN_AND_OTHERS:
         kept = sum(1 for c in letters if c.encode(codec, "ignore"))
         if kept >= 0.99 * len(letters):
