@@ -27,7 +27,7 @@ from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
 from spamflow.mr import run_job
 from spamflow.progress import progress_bar
-from spamflow_spin.candidates import find_candidates
+from spamflow_spin.candidates import find_candidates, task_args
 from spamflow_spin.copies import between_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
@@ -135,7 +135,7 @@ def _verify(to_score: Path, partitions: Path, dictionary: SynonymDictionary, par
     synonyms = work / "synonyms.tsv"
     write_synonyms(dictionary.neighbours, synonyms)
     out = run_job(MRVerifyPairs, [to_score, partitions], work / "verified.tsv", runner=runner,
-                  runner_args=runner_args,
+                  runner_args=task_args(runner, runner_args),
                   args=["--threshold", repr(params.immutable_threshold), "--synonyms", str(synonyms)])
     scored = []
     with open(out, encoding="utf-8") as fh:
