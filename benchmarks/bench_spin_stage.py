@@ -6,8 +6,12 @@
    words, links).  Page i takes the word count and links of real page ``i mod R``, its host
    and link hosts renamed (``bench_parse.copy_of``: ``c<copy>.<host>``), and is filled with
    runs of 20 consecutive words drawn at random from all real pages, each link's anchor
-   words put back in order (the parse stage keeps anchors in ``words``), so every page is a
-   distinct real-text article.  1 % of the pages are campaign bases, each followed by 9
+   words put back in order (the parse stage keeps anchors in ``words``).  Words outside the
+   pool's 5,000 most frequent get the page's number as a suffix (``name`` -> ``name~i``):
+   in a real crawl new pages bring new rare words (names, numbers); drawn as they are, the
+   ~80,000 runs would be reused by every 8th page at 10,000 pages and the pages would share
+   rare words by chance, ever more as N grows (88k candidate pairs among 2,000 pages; 38k with
+   the top 20,000 words kept).  1 % of the pages are campaign bases, each followed by 9
    copies spun at TBS's "every 3rd word" with the Moby-derived spinner of ``spinning.py``
    (heads: the pool's 5,000 most frequent words), the detector's dictionary too.  Written as
    a Parquet page table in batches of 500 pages (the builder never holds the corpus).
@@ -61,7 +65,7 @@ def real_texts(mean_bytes: int = 145 * 1024) -> tuple[list[tuple[str, int, list[
     return shapes, runs, note
 
 
-def build_pages(n: int, folder: Path, shapes, runs, spinner, seed: int = 0) -> dict[str, float]:
+def build_pages(n: int, folder: Path, shapes, runs, spinner, common: set[str], seed: int = 0) -> dict[str, float]:
     """Write n pages (see the module docstring) as a Parquet page table in ``folder``."""
     from bench_parse import copy_of
     from spinning import spin_words
@@ -83,7 +87,7 @@ def build_pages(n: int, folder: Path, shapes, runs, spinner, seed: int = 0) -> d
         if i % 100 < 10 and i % 100 and base:  # 9 spun copies of the campaign base before them
             text = spin_words(base, spinner, 3, rng)
         else:
-            text = [w for _ in range(max(1, size // RUN)) for w in rng.choice(runs)]
+            text = [w if w in common else f"{w}~{i}" for _ in range(max(1, size // RUN)) for w in rng.choice(runs)]
             if i % 100 == 0:
                 base = text
         out: list[str] = []
@@ -170,7 +174,8 @@ def run_stage_child(pages: Path, outdir: Path, dictionary: Path, engine: str, ru
 def measure(n: int, tmp: Path, shapes, runs, spinner, dictionary: Path, engine: str, runner: str) -> dict:
     """Build n pages, run the stage in a child, return its figures."""
     t0 = time.time()
-    shape = build_pages(n, tmp / f"pages{n}", shapes, runs, spinner)
+    common = {w for w, _ in Counter(w for r in runs for w in r).most_common(5000)}
+    shape = build_pages(n, tmp / f"pages{n}", shapes, runs, spinner, common)
     built = time.time() - t0
     cmd = [sys.executable, __file__, str(tmp / f"pages{n}"),
            str(tmp / f"out{n}-{engine}-{runner}"), str(dictionary), engine, runner]
