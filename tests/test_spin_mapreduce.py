@@ -151,3 +151,16 @@ def test_mapreduce_engine_on_spark_local_mode(tmp_path, monkeypatch):
     spark = _run(tmp_path / "pages", tmp_path / "spark", {**PARAMS, "engine": "mapreduce"}, "spark",
                  ("--spark-master", "local[2]"))
     _same(memory, spark)
+
+
+def test_local_tasks_use_the_installed_mrjob_unless_told_otherwise():
+    """The fixed-cost cut: --no-bootstrap-mrjob on the local runner only, and never over the
+    user's choice of the tasks' Python or of bootstrapping."""
+    from spamflow_spin.candidates import task_args
+
+    assert task_args("local", ("--num-cores", "2")) == ("--num-cores", "2", "--no-bootstrap-mrjob")
+    assert task_args("inline", ()) == () and task_args("spark", ("--spark-master", "local[2]")) == (
+        "--spark-master", "local[2]")
+    for own in (("--python-bin", "/usr/bin/python3"), ("--task-python-bin", "py"), ("--bootstrap-mrjob",),
+                ("--no-bootstrap-mrjob",)):
+        assert task_args("local", own) == own
