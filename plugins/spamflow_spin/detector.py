@@ -73,20 +73,27 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: 
         columns.remove("words")
         if links_of is not None and not links_of:
             columns.remove("links")
-    table = ds.dataset(pages_path, format="parquet")
-    for batch in table.to_batches(columns=columns, batch_size=BATCH_ROWS):
-        for row in batch.to_pylist():
-            if row["snapshot"] != snapshot:
-                continue
-            links = row.get("links") or []
-            text: list[str] = []
-            if words:
-                text, missing = article_words(row["words"] or [], (link["anchor"] or "" for link in links))
-                counts["anchors_not_in_words"] += missing
-            targets = sorted({host_of(link["url"]) for link in links} - {""}) \
-                if links_of is None or row["doc_id"] in links_of else []
-            yield Page(row["doc_id"], row["url"], row["host"], row["domain"],
-                       [(t, registered_domain(t)) for t in targets], text)
+    for fragment in ds.dataset(pages_path, format="parquet").get_fragments():
+        # file by file, in the dataset's order: its scanner reads ahead (0.44 GB of Arrow
+        # buffers for a 93 MB part of 6,000 real pages, against 0.31 GB this way)
+        for batch in pq.ParquetFile(fragment.path).iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            yield from _pages(batch, snapshot, counts, words, links_of)
+
+
+def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bool,
+           links_of: set[int] | None) -> Iterator[Page]:
+    for row in batch.to_pylist():
+        if row["snapshot"] != snapshot:
+            continue
+        links = row.get("links") or []
+        text: list[str] = []
+        if words:
+            text, missing = article_words(row["words"] or [], (link["anchor"] or "" for link in links))
+            counts["anchors_not_in_words"] += missing
+        targets = sorted({host_of(link["url"]) for link in links} - {""}) \
+            if links_of is None or row["doc_id"] in links_of else []
+        yield Page(row["doc_id"], row["url"], row["host"], row["domain"],
+                   [(t, registered_domain(t)) for t in targets], text)
 
 
 def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinParams, runner: str,

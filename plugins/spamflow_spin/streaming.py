@@ -7,7 +7,8 @@ once and its partition written to disk (``partitions.tsv``: one line per article
 immutables from disk, and the exact Jaccard and the verifier run as a join job on doc id
 (``mr_verify_pairs``).  What stays in this process is, per page, a few integers (its text's
 hash group and immutable-set group) and, per pair found, its result: O(pages) small numbers,
-not O(pages) texts.
+not O(pages) texts.  (On the ``inline`` runner mrjob sorts each step's records in this
+process: bounded memory needs ``local`` or a cluster runner.)
 
 The grouping is ``find_spin``'s: pages with the same article words (64-bit xxh3, as there)
 are one article, its smallest doc id their representative; articles with the same immutable
