@@ -5,6 +5,8 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_spin.py                  # 10,000 and 100,000 articles
     .venv/bin/python benchmarks/bench_spin.py --sizes 2000     # quick
     .venv/bin/python benchmarks/bench_spin.py --runner local   # the jobs on mrjob's local runner, 2 cores
+    .venv/bin/python benchmarks/bench_spin.py --stage --sizes 200 10000 40000 --runner local
+        # the whole stage on real-text pages: peak RSS per process, time (bench_spin_stage.py)
 
 1. **Corpus.** Synthetic articles of ~400 words (normal, sd 60) whose tokens are, with
    probability 0.15, a word of the spinner dictionary (uniform over its one-word heads) and
@@ -26,6 +28,9 @@ Run from the repository root::
    to ``--exhaustive-max`` articles; above, of ``--sample`` random articles with every other
    article (every pair >= t that involves a sampled article must be a candidate); and
    against the planted spun pairs on every size.
+6. ``--stage``: instead of 1-5, the whole stage (``--engine``, default ``mapreduce``) on
+   real-text pages of ~145 KB of HTML, each size in a fresh child process: wall time, peak
+   RSS of the stage's process and of the largest process it started (``bench_spin_stage.py``).
 5. ``--group-copies``: as the detector does since version 4, articles with the same immutable
    set go to the jobs as one (the smallest index); candidate pairs of groups are expanded back to
    article pairs, and every pair inside a group counts as above t. Without it: every article goes
@@ -51,6 +56,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from bench_spin_stage import measure, real_texts, report  # noqa: E402
 from spinning import moby_spin_dictionary, spin_words, spinner_lines  # noqa: E402
 
 from spamflow.words import words  # noqa: E402
@@ -200,6 +206,27 @@ def run_size(n: int, spinner, dictionary, tmp: Path, a: argparse.Namespace) -> N
 RUNNER_ARGS = {"local": ("--num-cores", "2")}
 
 
+def stage(a: argparse.Namespace) -> None:
+    """``--stage``: the corpus pools once, then each size built and measured in a child."""
+    t0 = time.time()
+    shapes, runs, note = real_texts()
+    print(f"{note}; {len(shapes)} pages with 40+ words, {len(runs):,} runs of 20 words ({time.time() - t0:.0f} s)")
+    moby = DATA / "moby-thesaurus" / "mthesaur_words.txt.gz"
+    vocabulary = [w for w, _ in Counter(w for r in runs for w in r).most_common(5000)]
+    spinner = moby_spin_dictionary(moby, vocabulary) if moby.exists() else {
+        (w,): [f"{w}x", f"{w}y"] for w in sorted(vocabulary)[::7]}
+    figures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        dict_path = Path(tmp) / "spinner.txt"
+        dict_path.write_text("\n".join(spinner_lines(spinner)) + "\n", encoding="utf-8")
+        for n in a.sizes:
+            figures.append(measure(n, Path(tmp), shapes, runs, spinner, dict_path, a.engine, a.runner))
+            f = figures[-1]
+            print(f"{n:,} pages: built in {f['build']:.0f} s; stage {f['wall']:.1f} s, peak RSS stage "
+                  f"{f['rss_stage'] / 2**20:,.0f} MB, largest child {f['rss_largest_child'] / 2**20:,.0f} MB", flush=True)
+    report(figures, a.engine, a.runner)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
@@ -211,8 +238,14 @@ def main() -> None:
     ap.add_argument("--max-pages", type=int, default=10000, help="the detector's max_pages (its default)")
     ap.add_argument("--group-copies", action="store_true",
                     help="send one article per set of equal immutables to the jobs (the detector's path)")
+    ap.add_argument("--stage", action="store_true",
+                    help="the whole spin stage on real-text pages (peak RSS per process, time); --sizes, --runner")
+    ap.add_argument("--engine", default="mapreduce", choices=["mapreduce", "memory"], help="with --stage")
     a = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs visible, load {os.getloadavg()[0]:.1f}")
+    if a.stage:
+        stage(a)
+        return
     pool, synthetic = sentence_pool()
     print(f"sentence pool: {len(pool)} sentences" + (" SYNTHETIC" if synthetic else " (PAN13 source documents)"))
     moby = DATA / "moby-thesaurus" / "mthesaur_words.txt.gz"

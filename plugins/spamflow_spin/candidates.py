@@ -11,6 +11,19 @@ from spamflow_spin.mr_candidate_pairs import PAIRS_COUNTED, PREFIX_DROPPED, MRCa
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 
 
+def task_args(runner: str, runner_args: Sequence[str]) -> tuple[str, ...]:
+    """``runner_args`` plus, on the ``local`` runner, ``--no-bootstrap-mrjob``: its tasks run
+    this interpreter, which has mrjob installed, so they need not import mrjob from a zip
+    that mrjob builds without bytecode (recompiled in each of a step's ~12 task processes:
+    a third of the stage's fixed cost on a small corpus, measured in docs/spin.md).  Left
+    alone when the user names another Python for the tasks."""
+    args = tuple(runner_args)
+    own_python = not {"--python-bin", "--task-python-bin", "--bootstrap-mrjob"} & set(args)
+    if runner == "local" and own_python and "--no-bootstrap-mrjob" not in args:
+        args += ("--no-bootstrap-mrjob",)
+    return args
+
+
 @dataclass
 class Candidates:
     pairs: list[tuple[int, int]]
@@ -29,6 +42,7 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
                     runner_args: Sequence[str] = ()) -> Candidates:
     """Run both jobs over ``lines`` (``doc<TAB>immutable ...``), outputs kept in ``work``."""
     work.mkdir(parents=True, exist_ok=True)
+    runner_args = task_args(runner, runner_args)
     frequencies = run_job(MRImmutableFrequency, [lines], work / "frequencies.tsv", runner=runner,
                           runner_args=runner_args)
     shared = dropped = 0

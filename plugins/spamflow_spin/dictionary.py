@@ -34,6 +34,7 @@ from typing import Any
 
 from spamflow.errors import BadInputError, SpamflowError
 from spamflow.words import words
+from spamflow_spin.synonyms import SynonymLookup
 
 MAX_PHRASE_WORDS = 6
 """DSpin looks up a word "combined with zero to five subsequent words": phrases of up to 6 words."""
@@ -67,7 +68,7 @@ class Group:
 
 
 @dataclass
-class SynonymDictionary:
+class SynonymDictionary(SynonymLookup):
     """Entries as space-joined word strings (``"turn into"``), with the synonym graph."""
 
     neighbours: dict[str, set[str]] = field(default_factory=dict)
@@ -115,18 +116,6 @@ class SynonymDictionary:
         for syn in synonyms:
             self.neighbours[head].add(syn)
             self.neighbours[syn].add(head)
-
-    def synonyms(self, entry: str) -> set[str]:
-        """First-level synonyms of ``entry`` (empty if it is not in the dictionary)."""
-        return self.neighbours.get(entry, set())
-
-    def second_level(self, entry: str) -> set[str]:
-        """Synonyms of synonyms, the entry and its first level excluded."""
-        first = self.synonyms(entry)
-        out: set[str] = set()
-        for syn in first:
-            out |= self.neighbours[syn]
-        return out - first - {entry}
 
     def counts(self) -> dict[str, int]:
         """The spin stage's ``dictionary_*`` and ``bad_<kind>`` counts."""

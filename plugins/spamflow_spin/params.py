@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from spamflow.detector import DetectorParams
+from spamflow.mr import Engine
 
 PACKAGE_PREFIX = "package:"
 
@@ -47,6 +48,13 @@ class SpinParams(DetectorParams):
     promoted_fraction: float = Field(0.5, gt=0.0, le=1.0, description=(
         "a host is a campaign's promoted site if at least this fraction of the campaign's pages "
         "link to it from another registered domain"))
+    engine: Engine = Field("auto", description=(
+        "memory: every page of a snapshot in this process (fast, ~145 KB per real page); mapreduce: "
+        "pages streamed, partitions on disk, the verifier as a join job (bounded memory); auto: mapreduce "
+        "on a cluster runner or above mapreduce_above pages. Same output either way"))
+    mapreduce_above: int = Field(5000, ge=0, description=(
+        "engine auto: snapshots with more pages than this use the MapReduce engine"))
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
 
     @field_validator("dictionary")
     @classmethod

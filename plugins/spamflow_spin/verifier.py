@@ -10,7 +10,8 @@ three passes, each over what the previous passes left unmatched:
 
 Every match pairs one entry of A with one of B.  The score is the overlap over the union,
 ``overlap / (|A| + |B| - overlap)``, which is the multiset Jaccard when only pass 1 matches.
-DSpin keeps a pair when the score is at least 70 %.
+DSpin keeps a pair when the score is at least 70 %.  Pure (the synonym graph only), so the
+MapReduce verification job runs this very function.
 
 >>> from spamflow_spin.dictionary import SynonymDictionary
 >>> d = SynonymDictionary()
@@ -26,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from spamflow_spin.dictionary import SynonymDictionary
+from spamflow_spin.synonyms import SynonymLookup
 
 
 def _match(left: Counter[str], right: Counter[str], related: Callable[[str], set[str]]) -> int:
@@ -47,7 +48,7 @@ def _match(left: Counter[str], right: Counter[str], related: Callable[[str], set
 
 
 def overlap_levels(mutables_a: Sequence[str], mutables_b: Sequence[str],
-                   dictionary: SynonymDictionary) -> tuple[int, int, int]:
+                   dictionary: SynonymLookup) -> tuple[int, int, int]:
     """Matches found by pass 1 (shared), 2 (first-level), 3 (second-level)."""
     a, b = Counter(mutables_a), Counter(mutables_b)
     shared = a & b
@@ -58,7 +59,7 @@ def overlap_levels(mutables_a: Sequence[str], mutables_b: Sequence[str],
     return sum(shared.values()), first, second
 
 
-def mutable_overlap(mutables_a: Sequence[str], mutables_b: Sequence[str], dictionary: SynonymDictionary) -> float:
+def mutable_overlap(mutables_a: Sequence[str], mutables_b: Sequence[str], dictionary: SynonymLookup) -> float:
     """The verifier's score in [0, 1]; 0.0 when neither page has a mutable."""
     overlap = sum(overlap_levels(mutables_a, mutables_b, dictionary))
     union = len(mutables_a) + len(mutables_b) - overlap

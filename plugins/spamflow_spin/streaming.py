@@ -1,0 +1,153 @@
+"""The spin stage's MapReduce engine, per snapshot: the same pairs as ``find_spin`` without
+holding the corpus in one process.
+
+The pages stream from the page table in batches; each distinct article text is partitioned
+once and its partition written to disk (``partitions.tsv``: one line per article, the
+``mr_verify_pairs`` input format).  The candidate jobs read the representatives'
+immutables from disk, and the exact Jaccard and the verifier run as a join job on doc id
+(``mr_verify_pairs``).  What stays in this process is, per page, a few integers (its text's
+hash group and immutable-set group) and, per pair found, its result: O(pages) small numbers,
+not O(pages) texts.  (On the ``inline`` runner mrjob sorts each step's records in this
+process: bounded memory needs ``local`` or a cluster runner.)
+
+The grouping is ``find_spin``'s: pages with the same article words (64-bit xxh3, as there)
+are one article, its smallest doc id their representative; articles with the same immutable
+set (here compared by a 128-bit xxh3 of the sorted set rather than by the set itself) go to
+the candidate jobs as one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
+
+from spamflow.mr import run_job
+from spamflow.progress import progress_bar
+from spamflow_spin.candidates import find_candidates, task_args
+from spamflow_spin.copies import between_group_pairs
+from spamflow_spin.dictionary import SynonymDictionary
+from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
+from spamflow_spin.params import SpinParams
+from spamflow_spin.partition import partition
+from spamflow_spin.synonyms import write_synonyms
+
+
+def _lines(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
+    """(doc, immutables, mutables) of a ``partitions.tsv``."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            _, doc, rest = line.rstrip("\n").split("\t", 2)
+            immutables, mutables = split_partition(rest)
+            yield int(doc), immutables, mutables
+
+
+def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
+                        runner: str, runner_args: tuple[str, ...] = (),
+                        progress: bool | None = False) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """``find_spin``'s pairs and counts from a stream of pages (``doc_id`` and ``words``)."""
+    work.mkdir(parents=True, exist_ok=True)
+    counts: Counter[str] = Counter()
+    # 1. one partition per distinct text, to disk; in memory: text hash -> its pages
+    texts: dict[int, list[int]] = {}
+    spool = work / "texts.tsv"
+    with open(spool, "w", encoding="utf-8") as fh:
+        for page in progress_bar(pages, desc="spin: partition", unit="page", setting=progress):
+            counts["pages"] += 1
+            key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
+            members = texts.get(key)
+            if members is not None:
+                members.append(page.doc_id)
+                continue
+            texts[key] = [page.doc_id]
+            part = partition(page.words, dictionary, params.phrase_match)
+            fh.write(f"{len(page.words)}\t{' '.join(part.immutables)}\t{'|'.join(part.mutables)}\n")
+    # 2. representatives (smallest doc id of a text), duplicates, groups of equal immutables
+    pairs: list[dict[str, Any]] = []
+    same_set: dict[int, list[int]] = {}
+    partitions = work / "partitions.tsv"
+    with open(spool, encoding="utf-8") as src, open(partitions, "w", encoding="utf-8") as dst:
+        for members, line in zip(texts.values(), src):
+            n_words, _, rest = line.rstrip("\n").partition("\t")
+            immutables, mutables = split_partition(rest)
+            rep, *copies = sorted(members)
+            if len(immutables) <= 1:  # DSpin: one immutable says nothing
+                counts["skipped_one_immutable_or_less"] += len(members)
+                continue
+            dst.write(partition_line(rep, immutables, mutables))
+            counts["articles"] += 1
+            counts["immutables"] += len(immutables)
+            counts["mutables"] += len(mutables)
+            counts["words"] += int(n_words)
+            pairs += [{"doc_a": rep, "doc_b": doc, "immutable_jaccard": 1.0, "mutable_overlap": 1.0,
+                       "kind": "duplicate"} for doc in copies]
+            same_set.setdefault(xxh3_128_intdigest(" ".join(sorted(immutables)).encode("utf-8")), []).append(rep)
+    spool.unlink()
+    del texts
+    counts["duplicate_pairs"] = len(pairs)
+    groups = {members[0]: members for members in sorted(sorted(m) for m in same_set.values())}
+    del same_set
+    counts["immutable_groups"] = len(groups)
+    # 3. candidate pairs of groups: the representatives' immutables to the two candidate jobs
+    candidates: list[tuple[int, int]] = []
+    if len(groups) > 1:
+        lines = work / "immutables.tsv"
+        with open(lines, "w", encoding="utf-8") as fh:
+            for doc, immutables, _ in _lines(partitions):
+                if doc in groups:
+                    fh.write(f"{doc}\t{' '.join(immutables)}\n")
+        found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
+                                min_shared=params.min_shared, runner=runner, runner_args=runner_args)
+        counts["immutables_dropped_popular"] += found.dropped
+        counts["pages_prefix_dropped"] += found.prefix_dropped
+        counts["candidate_pair_counts"] += found.pairs_counted
+        candidates = found.pairs
+    counts["candidate_pairs"] = len(candidates)
+    # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
+    to_score = work / "pairs.tsv"
+    with open(to_score, "w", encoding="utf-8") as fh:
+        for members in groups.values():
+            for a, b in combinations(members, 2):
+                counts["same_immutable_pairs"] += 1
+                fh.write(pair_line(a, b))
+        for rep_a, rep_b in candidates:
+            fh.writelines(pair_line(a, b) for a, b in between_group_pairs(groups, rep_a, rep_b))
+    del groups, candidates
+    scored = _verify(to_score, partitions, dictionary, params, work, runner, runner_args) \
+        if to_score.stat().st_size else []
+    scored.sort()  # page pairs in order, as find_spin verifies them
+    counts["pairs_above_immutable_threshold"] = len(scored)
+    for a, b, score, overlap in scored:
+        if overlap < params.verifier_threshold:
+            counts["pairs_rejected_by_verifier"] += 1
+            continue
+        pairs.append({"doc_a": a, "doc_b": b, "immutable_jaccard": score, "mutable_overlap": overlap, "kind": "spun"})
+    counts["spun_pairs"] = sum(p["kind"] == "spun" for p in pairs)
+    return pairs, counts
+
+
+def _verify(to_score: Path, partitions: Path, dictionary: SynonymDictionary, params: SpinParams, work: Path,
+            runner: str, runner_args: tuple[str, ...]) -> list[tuple[int, int, float, float]]:
+    """The join job: (doc_a, doc_b, immutable Jaccard, verifier overlap) of the pairs at or above t."""
+    synonyms = work / "synonyms.tsv"
+    write_synonyms(dictionary.neighbours, synonyms)
+    out = run_job(MRVerifyPairs, [to_score, partitions], work / "verified.tsv", runner=runner,
+                  runner_args=task_args(runner, runner_args),
+                  args=["--threshold", repr(params.immutable_threshold), "--synonyms", str(synonyms)])
+    scored = []
+    with open(out, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            key, tab, value = line.rstrip("\n").partition("\t")
+            if key == BELOW:
+                continue
+            a, _, b = key.partition(" ")
+            score, _, overlap = value.partition(" ")
+            try:
+                scored.append((int(a), int(b), float(score), float(overlap)))
+            except ValueError:
+                raise ValueError(f"{out}:{number}: not 'doc_a doc_b<TAB>jaccard overlap': {line[:80]!r}") from None
+    return scored
