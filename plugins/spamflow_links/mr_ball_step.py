@@ -18,6 +18,8 @@ import numpy as np
 from mrjob.job import MRJob
 from mrjob.protocol import RawValueProtocol
 
+from spamflow_links.node_messages import node_and_messages
+
 
 def merge_states(kind: str, states: list[str]) -> str:
     """The union of balls: register-wise max (``hll``) or the sorted union of ids (``exact``)."""
@@ -44,16 +46,7 @@ def spread(line: str):
 
 def unite(node: str, values, kind: str) -> str:
     """The reduce: the node's line with its grown ball."""
-    structure = None
-    states = []
-    for value in values:
-        if isinstance(value, list):
-            structure = value
-        else:
-            states.append(value)
-    if structure is None:
-        raise ValueError(f"node {node!r} receives links but has no node record: every edge target must be a node")
-    _, state, targets = structure
+    (_, state, targets), states = node_and_messages(node, values)
     return f"{node}\t{merge_states(kind, [state, *states])}\t{targets}"
 
 

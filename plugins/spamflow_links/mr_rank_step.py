@@ -23,6 +23,8 @@ import math
 from mrjob.job import MRJob
 from mrjob.protocol import RawValueProtocol
 
+from spamflow_links.node_messages import node_and_messages
+
 
 def parse_edges(text: str) -> list[tuple[str, float]]:
     """``a:1.0,b:2.0`` as [(a, 1.0), (b, 2.0)]; [] for ''."""
@@ -59,16 +61,7 @@ def scatter(line: str):
 
 def gather(node: str, values, alpha: float, jump: float) -> str:
     """The reduce of a step: the node's new line."""
-    structure = None
-    arriving = []
-    for value in values:
-        if isinstance(value, list):
-            structure = value
-        else:
-            arriving.append(value)
-    if structure is None:
-        raise ValueError(f"node {node!r} receives links but has no node record: every edge target must be a node")
-    _, teleport, edges = structure
+    (_, teleport, edges), arriving = node_and_messages(node, values)
     return node_record(node, alpha * math.fsum(arriving) + jump * teleport, teleport, edges)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from spamflow.mr import run_job
 from spamflow_spin.mr_candidate_pairs import PAIRS_COUNTED, PREFIX_DROPPED, MRCandidatePairs
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
+from spamflow_spin.params import SpinParams
 
 
 def task_args(runner: str, runner_args: Sequence[str]) -> tuple[str, ...]:
@@ -68,3 +70,16 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
                 raise ValueError(f"{out}:{number}: not 'doc_a doc_b<TAB>count': {line[:80]!r}")
             pairs.append((int(a), int(b)))
     return Candidates(sorted(pairs), shared, dropped, prefix_dropped, counted)
+
+
+def stage_candidates(lines: Path, work: Path, params: SpinParams, runner: str, runner_args: Sequence[str],
+                     counts: Counter[str]) -> list[tuple[int, int]]:
+    """:func:`find_candidates` with the stage's parameters, its figures added to ``counts``
+    (both engines call this)."""
+    found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
+                            min_shared=params.min_shared, runner=runner, runner_args=runner_args)
+    counts["immutables_dropped_popular"] += found.dropped
+    counts["pages_prefix_dropped"] += found.prefix_dropped
+    counts["candidate_pair_counts"] += found.pairs_counted
+    return found.pairs
+

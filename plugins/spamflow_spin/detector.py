@@ -24,7 +24,7 @@ from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
-from spamflow_spin.candidates import find_candidates
+from spamflow_spin.candidates import stage_candidates
 from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
 from spamflow_spin.params import SpinParams, resolve_dictionary_path
@@ -106,12 +106,7 @@ def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinPa
     with atomic_path(lines) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for doc, part in partitions.items():
             fh.write(f"{doc}\t{' '.join(part.immutables)}\n")
-    found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
-                            min_shared=params.min_shared, runner=runner, runner_args=runner_args)
-    counts["immutables_dropped_popular"] += found.dropped
-    counts["pages_prefix_dropped"] += found.prefix_dropped
-    counts["candidate_pair_counts"] += found.pairs_counted
-    return found.pairs
+    return stage_candidates(lines, work, params, runner, runner_args, counts)
 
 
 def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinParams, work: Path, runner: str,

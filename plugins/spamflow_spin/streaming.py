@@ -28,7 +28,7 @@ from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
 from spamflow.mr import run_job
 from spamflow.progress import progress_bar
-from spamflow_spin.candidates import find_candidates, task_args
+from spamflow_spin.candidates import stage_candidates, task_args
 from spamflow_spin.copies import between_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
@@ -100,12 +100,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
             for doc, immutables, _ in _lines(partitions):
                 if doc in groups:
                     fh.write(f"{doc}\t{' '.join(immutables)}\n")
-        found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
-                                min_shared=params.min_shared, runner=runner, runner_args=runner_args)
-        counts["immutables_dropped_popular"] += found.dropped
-        counts["pages_prefix_dropped"] += found.prefix_dropped
-        counts["candidate_pair_counts"] += found.pairs_counted
-        candidates = found.pairs
+        candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
     counts["candidate_pairs"] = len(candidates)
     # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
     to_score = work / "pairs.tsv"
