@@ -109,20 +109,3 @@ def test_spamflow_score_runs_the_job_when_asked(model, tmp_path):
         scores[engine] = pq.read_table(tmp_path / f"{engine}.parquet").to_pylist()
     assert_close(scores["mapreduce"], scores["memory"], atol=1e-12, where="spamflow score")
     assert [r["host"] for r in scores["memory"]] == hosts
-
-
-def test_the_engine_keys_stay_out_of_the_classify_signature(tmp_path):
-    from spamflow.config import parse_config
-    from spamflow.plan import plan_run
-    from spamflow.plugins import build_plugins
-
-    plugins = build_plugins()
-
-    def planned(params: str):
-        text = f"workdir: out\ninput: {{demo: {{seed: 0}}}}\ndetectors:\n  hss: {{}}\n  classify: {params}\n"
-        return plan_run(parse_config(text, plugins, path=tmp_path / "c.yaml"), plugins)["classify"]
-
-    base = planned("{}")
-    assert planned("{engine: mapreduce, mapreduce_above: 5}").signature == base.signature
-    assert planned("{engine: memory}").params["engine"] == "memory"  # the stage still gets the knob
-    assert planned("{seed: 1}").signature != base.signature

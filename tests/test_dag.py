@@ -20,7 +20,7 @@ from spamflow.plan import plan_run
 from spamflow_workflows import run_pipeline
 
 from conftest import luigid_tasks
-from warc_factory import Resp, html, write_warc
+from warc_factory import Resp, html, write_two_months, write_warc
 
 CONFIG = """\
 workdir: out
@@ -35,12 +35,7 @@ detectors:
 
 @pytest.fixture
 def project(tmp_path):
-    for month, n in (("jan", 3), ("feb", 2)):
-        (tmp_path / month).mkdir()
-        write_warc(tmp_path / month / f"{month}.warc.gz", [
-            Resp(f"http://site{i % 2}.example.co.uk/{month}/{i}", html(f"{month} {i}", f"<p>text {i}</p>"))
-            for i in range(n)])
-    return tmp_path
+    return write_two_months(tmp_path)
 
 
 def _config(project: Path, plugins, runner="inline", workers=1, text=CONFIG):

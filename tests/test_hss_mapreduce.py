@@ -212,20 +212,3 @@ def test_an_empty_page_table_gives_empty_outputs_with_the_jobs_too(tmp_path):
     result = HSSDetector().run(StageContext(HSSParams(engine="mapreduce"), {"parse": parse}, tmp_path / "out"))
     assert result.counts["clusters"] == 0 and (tmp_path / "out" / "clusters.jsonl").read_text() == ""
     assert cluster_snapshots_mapreduce(iter([]), HSSParams(), tmp_path / "work", "inline") == {}
-
-
-def test_the_engine_keys_stay_out_of_the_hss_signature(tmp_path):
-    from spamflow.config import parse_config
-    from spamflow.plan import plan_run
-    from spamflow.plugins import build_plugins
-
-    plugins = build_plugins()
-
-    def planned(params: str):
-        text = f"workdir: out\ninput: {{demo: {{seed: 0}}}}\ndetectors:\n  hss: {params}\n"
-        return plan_run(parse_config(text, plugins, path=tmp_path / "c.yaml"), plugins)["hss"]
-
-    base = planned("{}")
-    assert planned("{engine: mapreduce, mapreduce_above: 5}").signature == base.signature
-    assert planned("{engine: memory}").params["engine"] == "memory"  # the stage still gets the knob
-    assert planned("{seed: 1}").signature != base.signature

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+import pytest
+
 import spamflow
 from spamflow.config import parse_config
 from spamflow.detector import Detector, DetectorParams, RunSettings, StageContext, StageResult
@@ -56,3 +58,18 @@ def test_execution_keys_stay_out_of_the_signature(tmp_path) -> None:
     assert {p.signature for p in same} == {base.signature}
     assert same[0].params["engine"] == "mapreduce"  # the stage still gets the knob
     assert planned("{k: 4}").signature != base.signature
+
+
+@pytest.mark.parametrize(("stage", "detectors"), [("hss", "  hss: {params}\n"),
+                                                  ("classify", "  hss: {{}}\n  classify: {params}\n")])
+def test_the_engine_keys_stay_out_of_a_built_in_detectors_signature(tmp_path, stage, detectors) -> None:
+    plugins = build_plugins()
+
+    def planned(params: str):
+        text = "workdir: out\ninput: {demo: {seed: 0}}\ndetectors:\n" + detectors.format(params=params)
+        return plan_run(parse_config(text, plugins, path=tmp_path / "c.yaml"), plugins)[stage]
+
+    base = planned("{}")
+    assert planned("{engine: mapreduce, mapreduce_above: 5}").signature == base.signature
+    assert planned("{engine: memory}").params["engine"] == "memory"  # the stage still gets the knob
+    assert planned("{seed: 1}").signature != base.signature

@@ -19,7 +19,7 @@ from spamflow.errors import ConfigError
 from spamflow_workflows import run_pipeline
 
 from conftest import assert_close
-from warc_factory import Resp, html, write_warc
+from warc_factory import write_two_months
 
 pytest.importorskip("s3fs", reason="s3fs writes s3:// workdirs")
 
@@ -37,12 +37,7 @@ detectors:
 
 @pytest.fixture
 def project(tmp_path):
-    for month, n in (("jan", 3), ("feb", 2)):
-        (tmp_path / month).mkdir()
-        write_warc(tmp_path / month / f"{month}.warc.gz", [
-            Resp(f"http://site{i % 2}.example.co.uk/{month}/{i}", html(f"{month} {i}", f"<p>text {i}</p>"))
-            for i in range(n)])
-    return tmp_path
+    return write_two_months(tmp_path)
 
 
 @pytest.fixture

@@ -83,3 +83,14 @@ def block_length(records: list[Resp], i: int) -> int:
     match = re.compile(rb"Content-Length: (\d+)").search(plain, offsets[i])
     assert match is not None
     return int(match.group(1))
+
+
+def write_two_months(folder: Path) -> Path:
+    """``jan/jan.warc.gz`` (3 pages) and ``feb/feb.warc.gz`` (2 pages) on two hosts: the small
+    two-snapshot crawl the DAG tests run."""
+    for month, n in (("jan", 3), ("feb", 2)):
+        (folder / month).mkdir()
+        write_warc(folder / month / f"{month}.warc.gz", [
+            Resp(f"http://site{i % 2}.example.co.uk/{month}/{i}", html(f"{month} {i}", f"<p>text {i}</p>"))
+            for i in range(n)])
+    return folder
