@@ -117,6 +117,8 @@ class StageOutputs:
     params: dict[str, Any]
     host_tables: dict[str, Any] = field(default_factory=dict)
     """The per-host tables the stage declared, as in its ``stage.json``: ``{output: {key, features}}``."""
+    run_id: str | None = None
+    """Which run of the stage this is (``stage.json``'s ``run_id``; None before it existed)."""
 
     def __getitem__(self, name: str) -> Path:
         try:

@@ -100,7 +100,7 @@ def stage_outputs(stage: PlannedStage) -> StageOutputs:
         else Path(stage.directory)
     record = read_stage_record(directory)
     return StageOutputs(stage.name, directory, {k: directory / v for k, v in record["outputs"].items()},
-                        record["params"], record.get("host_tables", {}))
+                        record["params"], record.get("host_tables", {}), record.get("run_id"))
 
 
 def fetch_stage(url: str, local: Path, fetched: set[str] | None = None) -> Path:
@@ -173,7 +173,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "stage": stage.name,
             "signature": stage.signature,
             "run_id": uuid.uuid4().hex,
-            "upstream_runs": {name: read_stage_record(inputs[name].directory).get("run_id") for name in inputs},
+            "upstream_runs": {name: up.run_id for name, up in inputs.items()},
             "stage_class": stage.stage_class,
             "version": cls.version,
             "spamflow_version": spamflow.__version__,
