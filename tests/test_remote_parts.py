@@ -11,7 +11,9 @@ import io
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 import scipy.sparse as sp
 
@@ -92,6 +94,27 @@ def _keys(client, prefix: str) -> set[str]:
     return {obj["Key"] for page in pages for obj in page.get("Contents", [])}
 
 
+def _watch_jobs(monkeypatch, bucket, staging: str, *modules) -> tuple[dict[str, list[str]], list[set[str]]]:
+    """Watch the real ``run_job`` calls of ``modules``: each job's input lines, and the bucket's
+    keys under the ``staging`` prefix when a parse job ended (before the stage takes the parts)."""
+    job_inputs: dict[str, list[str]] = {}
+    staged: list[set[str]] = []
+
+    def watching(real):
+        def run_job(job_class, inputs, output, **kwargs):
+            job_inputs.setdefault(job_class.__name__, []).extend(
+                line for path in inputs for line in Path(path).read_text().splitlines() if line)
+            out = real(job_class, inputs, output, **kwargs)
+            if job_class.__name__ == "MRParse":
+                staged.append(_keys(bucket, staging))
+            return out
+        return run_job
+
+    for module in modules:
+        monkeypatch.setattr(module, "run_job", watching(module.run_job))
+    return job_inputs, staged
+
+
 def test_jobs_read_and_write_page_table_parts_in_the_bucket(tmp_path, plugins, bucket, monkeypatch):
     """Before: parse's tasks wrote into the driver's cache folder and the content and links
     jobs were handed paths into it, which no other machine can open."""
@@ -101,21 +124,7 @@ def test_jobs_read_and_write_page_table_parts_in_the_bucket(tmp_path, plugins, b
     project = _write_crawl(tmp_path / "project")
     local = _run(project, plugins, "local", "out", "inline", "memory")
 
-    job_inputs: dict[str, list[str]] = {}  # what each job was handed: its input lines
-    staged: list[set[str]] = []  # the bucket's keys under parse's staging prefix when its job ended
-
-    def spy(module, real):
-        def run_job(job_class, inputs, output, **kwargs):
-            job_inputs.setdefault(job_class.__name__, []).extend(
-                line for path in inputs for line in Path(path).read_text().splitlines() if line)
-            out = real(job_class, inputs, output, **kwargs)
-            if job_class.__name__ == "MRParse":
-                staged.append(_keys(bucket, "parts/stages/."))
-            return out
-        monkeypatch.setattr(module, "run_job", run_job)
-
-    spy(parse_stage, parse_stage.run_job)
-    spy(links_jobs, links_jobs.run_job)
+    job_inputs, staged = _watch_jobs(monkeypatch, bucket, "parts/stages/.", parse_stage, links_jobs)
     remote = _run(project, plugins, "remote", f"s3://{BUCKET}/parts", "local", "mapreduce")
 
     parse_url = remote["stages"]["parse"]["directory"]
@@ -154,3 +163,77 @@ def test_jobs_read_and_write_page_table_parts_in_the_bucket(tmp_path, plugins, b
     want = [{k: r[k] for k in raw} for r in _rows(ds.dataset(local["stages"]["links"]["outputs"]["hosts"]))]
     got = [{k: r[k] for k in raw} for r in _s3_rows(remote["stages"]["links"]["outputs"]["hosts"])]
     assert_close(got, want, atol=1e-9, where="links.hosts")
+
+
+def _parse_in_cache(tmp_path: Path, workdir: str, warcs: list[Path], strict: bool = False):
+    """The parse stage (MapReduce engine, inline runner) writing into the local cache of
+    ``workdir``, as a run does: ``(result, its folder)``."""
+    from spamflow.detector import StageContext, StageOutputs
+    from spamflow.stages.parse import ParseParams, ParseStage
+
+    ingest = tmp_path / "ingest"
+    ingest.mkdir(parents=True)
+    (ingest / "warcs.jsonl").write_text("".join(
+        json.dumps({"path": str(w), "snapshot": "2026-01", "bytes": w.stat().st_size}) + "\n" for w in warcs))
+    out = storage.mirror_dir(workdir, tmp_path / "cache") / "stages" / ".parse-0123.tmp-1"
+    out.mkdir(parents=True)
+    upstream = StageOutputs("ingest", ingest, {"warcs": ingest / "warcs.jsonl"}, {})
+    ctx = StageContext(ParseParams(engine="mapreduce"), {"ingest": upstream}, out,
+                       RunSettings(runner="inline", strict=strict, progress=False))
+    return ParseStage().run(ctx), out
+
+
+def test_strict_parse_job_under_a_remote_workdir_fails_as_in_process_and_leaves_no_staging(tmp_path, bucket,
+                                                                                           monkeypatch):
+    """The tasks upload their parts to the staging prefix, which the stage takes into its folder
+    and deletes; a bad record under ``--strict`` stops the job with the in-process message, and
+    the parts already uploaded go with their staging prefix."""
+    import spamflow.stages.parse as parse_stage
+    from spamflow.errors import BadInputError
+
+    _, staged = _watch_jobs(monkeypatch, bucket, "w/", parse_stage)
+
+    good, bad = tmp_path / "a.warc.gz", tmp_path / "b.warc"
+    write_warc(good, [Resp(f"http://{A}/{i}", html(f"a {i}", "<p>a page</p>")) for i in range(2)])
+    bad.write_bytes(b"GARBAGE NOT A WARC HEADER\r\n\r\n")
+    result, out = _parse_in_cache(tmp_path / "ok", f"s3://{BUCKET}/w", [good])
+    assert result.counts["pages"] == 2 and sorted(p.name for p in (out / "pages").iterdir()) == ["part-00000.parquet"]
+    [keys] = staged
+    [key] = keys
+    assert key.startswith("w/stages/.parse-0123.tmp-1-") and key.endswith("/pages/part-00000.parquet")
+    assert not _keys(bucket, "w/")  # taken into the stage's folder, the staging prefix deleted
+    with pytest.raises(BadInputError, match=f"^{bad} at offset 0: unreadable"):
+        _parse_in_cache(tmp_path / "strict", f"s3://{BUCKET}/w", [good, bad], strict=True)
+    assert len(staged[1]) == 1 and not _keys(bucket, "w/")  # a.warc.gz's part had been uploaded
+
+
+@pytest.mark.parametrize("job", ["content", "links"])
+def test_a_part_url_the_workers_cannot_read_is_named(tmp_path, bucket, job):
+    """A part missing from the bucket fails the job with a message naming its URL."""
+    from spamflow.errors import SpamflowError
+
+    gone = f"s3://{BUCKET}/w/stages/parse-0123/pages/part-00009.parquet"
+    if job == "links":
+        from spamflow_links.mapreduce import host_graphs_mapreduce
+
+        cache = storage.mirror_dir(f"s3://{BUCKET}/w", tmp_path / "cache")
+        part = cache / "stages" / "parse-0123" / "pages" / "part-00009.parquet"  # the cache's name for it
+        with pytest.raises(SpamflowError, match=f"MRHostEdges failed on the 'inline' runner: .*{gone}"):
+            host_graphs_mapreduce([part], tmp_path / "edges")
+        return
+    from spamflow_content.mapreduce import JobInputs
+    from spamflow_content.mr_content_corpus import MRContentCorpus
+
+    (tmp_path / "parts.txt").write_text(gone + "\n")
+    pq.write_table(pa.table({"doc_id": pa.array([], pa.int64())}), tmp_path / "sample.parquet")
+    inputs = JobInputs(tmp_path / "parts.txt", tmp_path / "sample.parquet", "inline", ())
+    with pytest.raises(SpamflowError, match=f"MRContentCorpus failed on the 'inline' runner: .*{gone}"):
+        inputs.run(MRContentCorpus, tmp_path / "out.jsonl", [])
+
+
+def test_published_url_of_a_cache_file_and_of_a_local_file(tmp_path):
+    cache = storage.mirror_dir("s3://b/runs/x", tmp_path / "cache")
+    assert storage.published_url(cache / "stages" / "parse-1" / "pages" / "part-00000.parquet") == \
+        "s3://b/runs/x/stages/parse-1/pages/part-00000.parquet"
+    assert storage.published_url(cache) == "s3://b/runs/x"
+    assert storage.published_url(tmp_path / "out" / "stages" / "parse-1") is None

@@ -25,7 +25,7 @@ from spamflow.detector import DetectorParams, RunSettings, Stage, StageContext, 
 from spamflow.errors import BadInputError, SpamflowError
 from spamflow.inputs import RemoteInputError, local_copy
 from spamflow.mr import Engine, run_job, use_mapreduce
-from spamflow.parse.file_job import FileJob, parse_location, read_result_line, run_file_job
+from spamflow.parse.file_job import FileJob, parse_location, part_name, read_result_line, run_file_job
 from spamflow.parse.mr_parse import MRParse
 from spamflow.parse.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.parse.warc_file import FileParse
@@ -158,7 +158,8 @@ def _parse_with_job(jobs: list[FileJob], settings: RunSettings, pages_dir: Path,
     """Each file by a map task of ``MRParse``; the results in input order, as ``_parse_here``
     gives them.  Under ``--strict`` the first file (in input order) that stopped at a bad
     record raises its error, as the in-process loop does.  With ``staging`` (a remote
-    workdir) the tasks upload their parts there; they are then moved into ``pages_dir``."""
+    workdir) the tasks upload their parts there; they are then taken into ``pages_dir`` and
+    the staging prefix deleted, whatever happened."""
     if not jobs:
         return []
     if staging is not None:
@@ -167,12 +168,18 @@ def _parse_with_job(jobs: list[FileJob], settings: RunSettings, pages_dir: Path,
         with tempfile.TemporaryDirectory(prefix="spamflow-parse-") as tmp:
             out = run_job(MRParse, _write_listing(jobs, Path(tmp)), Path(tmp) / "results.jsonl",
                           runner=settings.runner, runner_args=settings.runner_args)
-            lines = out.read_text(encoding="utf-8").splitlines()
+            results = _results_in_input_order(jobs, out.read_text(encoding="utf-8").splitlines())
         if staging is not None:
-            storage.download_folder(staging, pages_dir)
+            _take_staged_parts(jobs, results, staging, pages_dir)
     finally:
         if staging is not None:
             storage.remove_tree(staging.rsplit("/", 1)[0])
+    return results
+
+
+def _results_in_input_order(jobs: list[FileJob], lines: list[str]) -> list[FileParse]:
+    """The job's result lines as ``FileParse`` s in input order; the first strict error (in
+    input order) raised, a file without a result an error."""
     results: dict[int, FileParse] = {}
     errors: dict[int, str] = {}
     for line in lines:
@@ -188,6 +195,17 @@ def _parse_with_job(jobs: list[FileJob], settings: RunSettings, pages_dir: Path,
         raise SpamflowError(f"MapReduce job MRParse returned no result for {len(missing)} of {len(jobs)} "
                             f"input files, the first {missing[0]}")
     return [results[job.part] for job in jobs]
+
+
+def _take_staged_parts(jobs: list[FileJob], results: list[FileParse], staging: str, pages_dir: Path) -> None:
+    """Download the parts the tasks uploaded to ``staging`` into ``pages_dir``; every file
+    that was parsed (all but failed downloads) must have left its part there."""
+    got = set(storage.download_folder(staging, pages_dir))
+    lost = [job for job, result in zip(jobs, results)
+            if not result.counts.get("bad_download") and part_name(job.part) not in got]
+    if lost:
+        raise SpamflowError(f"MapReduce job MRParse reported {lost[0].location} parsed but its part "
+                            f"{lost[0].out_path} is not there ({len(lost)} of {len(jobs)} parts missing)")
 
 
 def _write_listing(jobs: list[FileJob], folder: Path) -> list[Path]:
