@@ -7,8 +7,10 @@ workdir (in-memory engines, inline runner)."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -165,9 +167,10 @@ def test_jobs_read_and_write_page_table_parts_in_the_bucket(tmp_path, plugins, b
     assert_close(got, want, atol=1e-9, where="links.hosts")
 
 
-def _parse_in_cache(tmp_path: Path, workdir: str, warcs: list[Path], strict: bool = False):
-    """The parse stage (MapReduce engine, inline runner) writing into the local cache of
-    ``workdir``, as a run does: ``(result, its folder)``."""
+def _parse_in_cache(tmp_path: Path, workdir: str | None, warcs: list[Path], strict: bool = False, engine: str = "mapreduce",
+                    runner: str = "inline", runner_args: tuple[str, ...] = ()):
+    """The parse stage writing into the local cache of the remote ``workdir``, as a run does
+    (into a plain folder if None): ``(result, its folder)``."""
     from spamflow.detector import StageContext, StageOutputs
     from spamflow.stages.parse import ParseParams, ParseStage
 
@@ -175,11 +178,12 @@ def _parse_in_cache(tmp_path: Path, workdir: str, warcs: list[Path], strict: boo
     ingest.mkdir(parents=True)
     (ingest / "warcs.jsonl").write_text("".join(
         json.dumps({"path": str(w), "snapshot": "2026-01", "bytes": w.stat().st_size}) + "\n" for w in warcs))
-    out = storage.mirror_dir(workdir, tmp_path / "cache") / "stages" / ".parse-0123.tmp-1"
+    root = tmp_path / "out" if workdir is None else storage.mirror_dir(workdir, tmp_path / "cache")
+    out = root / "stages" / ".parse-0123.tmp-1"
     out.mkdir(parents=True)
     upstream = StageOutputs("ingest", ingest, {"warcs": ingest / "warcs.jsonl"}, {})
-    ctx = StageContext(ParseParams(engine="mapreduce"), {"ingest": upstream}, out,
-                       RunSettings(runner="inline", strict=strict, progress=False))
+    ctx = StageContext(ParseParams(engine=engine), {"ingest": upstream}, out,  # type: ignore[arg-type]
+                       RunSettings(runner=runner, runner_args=runner_args, strict=strict, progress=False))
     return ParseStage().run(ctx), out
 
 
@@ -237,3 +241,36 @@ def test_published_url_of_a_cache_file_and_of_a_local_file(tmp_path):
         "s3://b/runs/x/stages/parse-1/pages/part-00000.parquet"
     assert storage.published_url(cache) == "s3://b/runs/x"
     assert storage.published_url(tmp_path / "out" / "stages" / "parse-1") is None
+
+
+def test_parse_engine_choice_under_a_remote_workdir():
+    """Cluster tasks can write a remote workdir: ``auto`` runs the job on a cluster runner and
+    ``mapreduce`` is no longer refused there; a local workdir is as before."""
+    from spamflow.errors import SpamflowError
+    from spamflow.stages.parse import _use_job
+
+    hadoop = RunSettings(runner="hadoop", progress=False)
+    yarn = RunSettings(runner="spark", runner_args=("--spark-master", "yarn"), progress=False)
+    for settings in (hadoop, yarn):
+        assert _use_job("auto", settings, Path("pages"), remote=True)
+        assert _use_job("mapreduce", settings, Path("pages"), remote=True)
+        assert not _use_job("auto", settings, Path("pages"))
+        with pytest.raises(SpamflowError, match="give workdir as a URL"):
+            _use_job("mapreduce", settings, Path("pages"))
+    assert not _use_job("auto", RunSettings(runner="local", progress=False), Path("pages"), remote=True)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
+                    reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+def test_spark_local_mode_tasks_stage_their_parts_in_the_bucket(tmp_path, bucket, monkeypatch):
+    """Spark ``local[2]``'s Python workers upload the parts (the AWS variables reach them from
+    the environment) and the table equals the in-process one."""
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
+    crawl = _write_crawl(tmp_path / "crawl")
+    warcs = sorted((crawl / "jan").glob("*.warc.gz"))
+    _, memory = _parse_in_cache(tmp_path / "m", None, warcs, engine="memory")
+    result, spark = _parse_in_cache(tmp_path / "s", f"s3://{BUCKET}/w", warcs, runner="spark",
+                                    runner_args=("--spark-master", "local[2]"))
+    assert result.counts["pages"] == 9 and not _keys(bucket, "w/")
+    assert sorted(p.name for p in (spark / "pages").iterdir()) == sorted(p.name for p in (memory / "pages").iterdir())
+    assert _rows(ds.dataset(spark / "pages")) == _rows(ds.dataset(memory / "pages"))
