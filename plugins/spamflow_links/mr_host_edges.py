@@ -3,9 +3,10 @@
 Input lines: the page table's Parquet parts, local paths or, under a remote workdir, URLs
 (``s3://...``, read with ``spamflow.storage.open_input``: the job's one import of spamflow,
 and only for a URL, when the driver ships spamflow's zip). The mapper reads a part's
-snapshot, host, words and links columns and emits, keyed by host name, that the host exists, its words per snapshot and the page links to it by (snapshot, source
-host) (:func:`spamflow_links.hostgraph.page_records`); the reducer of a host name knows
-whether it is a node, so it keeps or drops (and counts) the links to it. Output lines are
+snapshot, host, words and links columns and emits, keyed by host name, that the host
+exists, its words per snapshot and the page links to it by (snapshot, source host)
+(:func:`spamflow_links.hostgraph.page_records`); the reducer of a host name knows whether
+it is a node, so it keeps or drops (and counts) the links to it. Output lines are
 JSON lists: ``["node", name]``, ``["page", snapshot, name, words]``, ``["edge", snapshot,
 source, target, links]`` and ``["count", snapshot, key, n]``
 (:func:`spamflow_links.hostgraph.node_output`); ``graphs_from_records`` turns them into the
