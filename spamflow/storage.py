@@ -6,7 +6,10 @@ adds what a remote one needs: test it before any stage runs, put and get single 
 (a PUT is atomic: readers see the old object or the new one), and copy a stage directory
 up or down with its marker file (``stage.json``) moved last, so that the marker's presence
 means the rest is there.  Stages never see a URL: they run in, and read from, a local cache
-of the workdir (:func:`mirror_dir`).
+of the workdir (:func:`mirror_dir`).  Their MapReduce jobs may: a cluster's workers cannot
+open the driver's cache, so a stage hands them an upstream file's published URL
+(:func:`published_url`), and the tasks read and write parts with the helpers at the end of
+this module (standard library and fsspec only, as job code must be).
 
 fsspec is the one layer because remote inputs already use it (:mod:`spamflow.inputs`) and it
 speaks S3 (s3fs), GCS, HDFS and local files alike; Luigi's own targets cover fewer stores
