@@ -6,7 +6,10 @@ adds what a remote one needs: test it before any stage runs, put and get single 
 (a PUT is atomic: readers see the old object or the new one), and copy a stage directory
 up or down with its marker file (``stage.json``) moved last, so that the marker's presence
 means the rest is there.  Stages never see a URL: they run in, and read from, a local cache
-of the workdir (:func:`mirror_dir`).
+of the workdir (:func:`mirror_dir`).  Their MapReduce jobs may: a cluster's workers cannot
+open the driver's cache, so a stage hands them an upstream file's published URL
+(:func:`published_url`), and the tasks read and write parts with the helpers at the end of
+this module (standard library and fsspec only, as job code must be).
 
 fsspec is the one layer because remote inputs already use it (:mod:`spamflow.inputs`) and it
 speaks S3 (s3fs), GCS, HDFS and local files alike; Luigi's own targets cover fewer stores
@@ -21,7 +24,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from spamflow.errors import SpamflowError
 
@@ -162,6 +165,19 @@ def mirrored_url(local: str | Path) -> str | None:
     return marker.read_text(encoding="utf-8").strip() or None
 
 
+def published_url(local: str | Path) -> str | None:
+    """The URL a file or folder in a remote workdir's local cache is (or is to be) published to:
+    the URL of the nearest enclosing cache (:data:`MIRROR_MARKER`) joined with the path below
+    it; None for a path in no cache (a local workdir).  How a stage hands cluster workers the
+    upstream stage's files, uploaded there before it started, instead of its local copies."""
+    path = Path(os.path.abspath(local))
+    for folder in (path, *path.parents):
+        url = mirrored_url(folder)
+        if url is not None:
+            return join(url, path.relative_to(folder).as_posix()) if folder != path else url
+    return None
+
+
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/spamflow``, else ``~/.cache/spamflow``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -233,3 +249,54 @@ def replace_dir(new: Path, final: Path) -> None:
         os.replace(final, aside)
     os.replace(new, final)
     shutil.rmtree(aside, ignore_errors=True)
+
+
+# --- used by MapReduce tasks on any machine: standard library and fsspec only -------------
+
+def open_input(location: str) -> BinaryIO:
+    """``location`` open for random-access reading (a Parquet part of the page table): a local
+    path as a plain file, a URL (``s3://``, ``gs://``, ``hdfs://``) through the same fsspec
+    client that wrote the workdir, with the credentials and endpoint of the task's environment
+    (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...).  Errors name the location."""
+    if not is_url(location):
+        return open(local_path(location), "rb")
+    try:
+        return cast(BinaryIO, filesystem(location).open(location, "rb"))
+    except Exception as exc:  # noqa: BLE001 - every client failure is the same unreadable part
+        raise _error(location, "open it for reading", exc) from exc
+
+
+def put_file(local: Path, url: str) -> None:
+    """Upload one local file to ``url`` (a part a MapReduce task wrote in its scratch space)."""
+    try:
+        filesystem(url).put_file(str(local), url)
+    except Exception as exc:  # noqa: BLE001
+        raise _error(url, f"upload {local.name} to it", exc) from exc
+
+
+def download_folder(url: str, local: Path) -> list[str]:
+    """Every object directly under ``url`` into the existing folder ``local`` (same names);
+    returns the names, sorted.  Nothing there is an empty list."""
+    fs = filesystem(url)
+    try:
+        names = sorted(path.rstrip("/").rsplit("/", 1)[-1] for path in fs.ls(url, detail=False))
+    except FileNotFoundError:
+        return []
+    except Exception as exc:  # noqa: BLE001
+        raise _error(url, "list it", exc) from exc
+    try:
+        for name in names:
+            fs.get_file(join(url, name), str(local / name))
+    except Exception as exc:  # noqa: BLE001
+        raise _error(url, "download its files", exc) from exc
+    return names
+
+
+def remove_tree(url: str) -> None:
+    """Delete ``url`` and everything under it; nothing there is fine."""
+    try:
+        filesystem(url).rm(url, recursive=True)
+    except FileNotFoundError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        raise _error(url, "delete it", exc) from exc

@@ -18,6 +18,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
+from spamflow import storage
 from spamflow.mr import run_job
 from spamflow.mr.driver import package_zip
 from spamflow_content import bm25
@@ -52,15 +53,25 @@ class JobInputs:
 
 def job_inputs(pages: ds.Dataset, index: pa.Table, work: Path, runner: str,
                runner_args: tuple[str, ...]) -> JobInputs:
-    """Write ``work/parts.txt`` (the page table's parts) and ``work/sample.parquet`` (the
-    sampled pages and their flags, from the in-process sampling index)."""
+    """Write ``work/parts.txt`` (the page table's parts: their URLs under a remote workdir,
+    where the parse stage was published before this stage started, so workers on any machine
+    read them; else local paths) and ``work/sample.parquet`` (the sampled pages and their
+    flags, from the in-process sampling index)."""
     work.mkdir(parents=True, exist_ok=True)
     parts = work / "parts.txt"
-    local = [str(Path(f).resolve()) if "://" not in f else f for f in pages.files]
-    parts.write_text("".join(f + "\n" for f in sorted(local)), encoding="utf-8")
+    located = [part_location(f) for f in pages.files]
+    parts.write_text("".join(f + "\n" for f in sorted(located)), encoding="utf-8")
     sample = work / "sample.parquet"
     pq.write_table(index.filter(index["sampled"]).select(["doc_id", "is_home", "is_max_linked"]), sample)
     return JobInputs(parts, sample, runner, runner_args)
+
+
+def part_location(file: str) -> str:
+    """What a job's input line names for one part: a URL as it is, a file in a remote
+    workdir's cache as its published URL, any other file as its absolute path."""
+    if "://" in file:
+        return file
+    return storage.published_url(file) or str(Path(file).resolve())
 
 
 def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path) -> tuple[pa.Table, sp.csr_matrix,

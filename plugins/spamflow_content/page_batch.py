@@ -4,7 +4,8 @@ per page), the words it adds to the corpus counts and its stemmed terms per virt
 The in-process stage and the MapReduce mappers (``mr_content_corpus.py``,
 ``mr_content_pages.py``) both go through these functions, so the two engines cannot drift.
 Imports nothing of spamflow but the word rule (``spamflow.words``, standard library and
-NumPy), which the MapReduce path ships to the workers.
+NumPy), and for a part under a remote workdir its reader (``spamflow.storage``, fsspec),
+which the MapReduce path ships to the workers.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from spamflow_content import bm25
@@ -66,11 +66,13 @@ def named_term_counts(table: pa.Table, index: bm25.TermIndex) -> Iterator[tuple[
 
 
 def part_batches(path: str, columns: list[str]) -> Iterator[pa.Table]:
-    """The batches of one Parquet part of the page table, ``BATCH_ROWS`` rows at most; a path
-    with a scheme (``s3://``, ``hdfs://``) is read through its pyarrow file system."""
+    """The batches of one Parquet part of the page table, ``BATCH_ROWS`` rows at most; a URL
+    (``s3://``, ``hdfs://``: a part under a remote workdir) is read with the client that wrote
+    the workdir (``spamflow.storage.open_input``)."""
     if "://" in path:
-        fs, where = pafs.FileSystem.from_uri(path)
-        source = fs.open_input_file(where)
+        from spamflow.storage import open_input  # only a remote part needs it (fsspec); local runs import no more
+
+        source = open_input(path)
     else:
         source = pa.OSFile(path, "rb")
     with source, pq.ParquetFile(source) as part:

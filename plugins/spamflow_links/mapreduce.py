@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from spamflow import storage
 from spamflow.mr import run_job
+from spamflow.mr.driver import package_zip
 from spamflow_links.hostgraph import HostGraph, graphs_from_records
 from spamflow_links.mr_ball_step import MRBallStep
 from spamflow_links.mr_host_edges import MRHostEdges
@@ -29,15 +31,21 @@ from spamflow_links.ranks import check_weights
 def host_graphs_mapreduce(parts: Sequence[Path], workdir: Path, *, nofollow: bool = True, runner: str = "inline",
                           runner_args: Sequence[str] = ()) -> tuple[np.ndarray, list[HostGraph]]:
     """The node index and host graphs of the page table's Parquet ``parts`` (nodes = hosts),
-    equal to ``load_graphs``'s: one input file per part, so each part is a map task."""
+    equal to ``load_graphs``'s: one input file per part, so each part is a map task.  A part
+    in a remote workdir's cache is named by its published URL, so workers on any machine read
+    it (and get spamflow's zip for the reader); other parts by their absolute path."""
     inputs = workdir / "parts"
     inputs.mkdir(parents=True, exist_ok=True)
-    listed = []
+    listed, remote = [], False
     for i, part in enumerate(sorted(parts)):
+        url = storage.published_url(part)
+        remote = remote or url is not None
         listed.append(inputs / f"{i:05d}.txt")
-        listed[-1].write_text(f"{Path(part).resolve()}\n")
+        listed[-1].write_text(f"{url or Path(part).resolve()}\n")
     if not listed:
         return np.array([], dtype=object), []
+    if remote and runner != "inline":
+        runner_args = (*runner_args, "--py-files", str(package_zip("spamflow")))
     out = run_job(MRHostEdges, listed, workdir / "host_edges.jsonl", runner=runner,
                   args=["--nofollow", "yes" if nofollow else "no"], runner_args=runner_args)
     with open(out, encoding="utf-8") as fh:

@@ -1,14 +1,16 @@
 """The host graphs of every snapshot from the page table, as one mrjob job.
 
-Input lines: paths of the page table's Parquet parts (readable where the mappers run). The
-mapper reads a part's snapshot, host, words and links columns and emits, keyed by host name,
-that the host exists, its words per snapshot and the page links to it by (snapshot, source
-host) (:func:`spamflow_links.hostgraph.page_records`); the reducer of a host name knows
-whether it is a node, so it keeps or drops (and counts) the links to it. Output lines are
+Input lines: the page table's Parquet parts, local paths or, under a remote workdir, URLs
+(``s3://...``, read with ``spamflow.storage.open_input``: the job's one import of spamflow,
+and only for a URL, when the driver ships spamflow's zip). The mapper reads a part's
+snapshot, host, words and links columns and emits, keyed by host name, that the host
+exists, its words per snapshot and the page links to it by (snapshot, source host)
+(:func:`spamflow_links.hostgraph.page_records`); the reducer of a host name knows whether
+it is a node, so it keeps or drops (and counts) the links to it. Output lines are
 JSON lists: ``["node", name]``, ``["page", snapshot, name, words]``, ``["edge", snapshot,
 source, target, links]`` and ``["count", snapshot, key, n]``
 (:func:`spamflow_links.hostgraph.node_output`); ``graphs_from_records`` turns them into the
-same ``HostGraph`` s as ``build_host_graph``. Imports nothing of spamflow.
+same ``HostGraph`` s as ``build_host_graph``.
 """
 
 import json
@@ -26,13 +28,22 @@ PART_COLUMNS = ["snapshot", "host", "words", "links"]
 def part_batches(path: str):
     """The part's page batches; a file that is not a page table part fails naming itself."""
     try:
-        part = pq.ParquetFile(path)
-        missing = [c for c in PART_COLUMNS if c not in part.schema_arrow.names]
-        if missing:
-            raise ValueError(f"no column {', '.join(missing)}")
-        yield from part.iter_batches(batch_size=4096, columns=PART_COLUMNS)
+        with _open(path) as source, pq.ParquetFile(source) as part:
+            missing = [c for c in PART_COLUMNS if c not in part.schema_arrow.names]
+            if missing:
+                raise ValueError(f"no column {', '.join(missing)}")
+            yield from part.iter_batches(batch_size=4096, columns=PART_COLUMNS)
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise ValueError(f"{path}: not a part of the page table: {exc}") from exc
+
+
+def _open(path: str):
+    """A part open for reading: a local file, or a URL through the reader of remote workdirs."""
+    if "://" not in path:
+        return pa.OSFile(path, "rb")
+    from spamflow.storage import open_input  # only for a URL: a local run's job imports nothing of spamflow
+
+    return open_input(path)
 
 
 class MRHostEdges(MRJob):

@@ -5,11 +5,16 @@ A :class:`FileJob` says everything the work on one file needs (where the file is
 snapshot, which part file to write); :func:`run_file_job` does it; a :class:`FileParse` goes
 back to the stage as one JSON line (:func:`result_line`), with its revisits, which the stage
 resolves across files once every file is parsed.
+
+``out_dir`` is a local folder, or under a remote workdir a URL (the parse stage's staging
+prefix): the task then writes the part in its own scratch space and uploads it, so a cluster
+worker never needs the driver's disk.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -17,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from spamflow import storage
 from spamflow.errors import BadInputError
 from spamflow.inputs import RemoteInputError, local_copy
 from spamflow.parse.revisits import Revisit
@@ -44,6 +50,8 @@ class FileJob:
 
     @property
     def out_path(self) -> str:
+        if storage.is_url(self.out_dir):
+            return storage.join(self.out_dir, part_name(self.part))
         return str(Path(self.out_dir) / part_name(self.part))
 
     def to_json(self) -> str:
@@ -55,9 +63,18 @@ class FileJob:
 
 
 def run_file_job(job: FileJob, progress: Callable[[int], None] | None = None) -> FileParse:
-    """Parse one file into its part file (both engines call this)."""
-    return parse_location(job.location, job.snapshot, job.out_path, max_bytes=job.max_bytes,
-                          strict=job.strict, progress=progress)
+    """Parse one file into its part file (both engines call this); a part under a URL is
+    written to a temporary folder first and uploaded whole (an object store has no appends)."""
+    if not storage.is_url(job.out_dir):
+        return parse_location(job.location, job.snapshot, job.out_path, max_bytes=job.max_bytes,
+                              strict=job.strict, progress=progress)
+    with tempfile.TemporaryDirectory(prefix="spamflow-part-") as scratch:
+        local = Path(scratch) / part_name(job.part)
+        result = parse_location(job.location, job.snapshot, str(local), max_bytes=job.max_bytes,
+                                strict=job.strict, progress=progress)
+        if local.exists():
+            storage.put_file(local, job.out_path)
+    return result
 
 
 def parse_location(location: str, snapshot: str, out: str, *, max_bytes: int, strict: bool,

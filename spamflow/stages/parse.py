@@ -1,23 +1,31 @@
 """Stage ``parse``: every HTML response of the input WARC files becomes a row of the
 ``pages`` Parquet dataset (one part file per WARC file), in parallel over files: in this
 process (``workers`` processes) or as the map-only mrjob job ``spamflow.parse.mr_parse``
-(``parse.engine``).  Revisits are then resolved here, across files, either way."""
+(``parse.engine``).  Revisits are then resolved here, across files, either way.
+
+Under a remote workdir the job's tasks upload their parts to a staging prefix beside the
+stage's remote folder (``_staging_url``), never to this machine's disk, so they may run on
+any cluster; the stage then takes them into its local folder and is published as every
+stage is (``stage.json`` last)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import ClassVar
 
+from spamflow import storage
 from spamflow.detector import DetectorParams, RunSettings, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError, SpamflowError
 from spamflow.inputs import RemoteInputError, local_copy
 from spamflow.mr import Engine, run_job, use_mapreduce
-from spamflow.parse.file_job import FileJob, parse_location, read_result_line, run_file_job
+from spamflow.parse.file_job import FileJob, parse_location, part_name, read_result_line, run_file_job
 from spamflow.parse.mr_parse import MRParse
 from spamflow.parse.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.parse.warc_file import FileParse
@@ -34,7 +42,8 @@ class ParseParams(DetectorParams):
     max_bytes: int = 5_000_000
     engine: Engine = "auto"
     """``auto``: the MapReduce job when the runner is a cluster one whose tasks can write the
-    stage's folder (today Spark ``local[N]``), else this process (docs/parse.md)."""
+    stage's output (Spark ``local[N]``, or any cluster under a remote workdir), else this
+    process (docs/parse.md)."""
     execution_keys: ClassVar[frozenset[str]] = frozenset({"engine"})
 
 
@@ -57,8 +66,9 @@ class ParseStage(Stage):
         jobs = [FileJob(str(w["path"]), str(w["snapshot"]), i, str(pages_dir), params.max_bytes,
                         ctx.settings.strict) for i, w in enumerate(warcs)]
         sizes = [int(w["bytes"]) for w in warcs]  # type: ignore[call-overload]
-        if _use_job(params.engine, ctx.settings, pages_dir):
-            results = _parse_with_job(jobs, ctx.settings)
+        staging = _staging_url(ctx.outdir)
+        if _use_job(params.engine, ctx.settings, pages_dir, remote=staging is not None):
+            results = _parse_with_job(jobs, ctx.settings, pages_dir, staging)
         else:
             results = _parse_here(jobs, sizes, ctx.settings)
         counts: Counter[str] = Counter()
@@ -117,31 +127,59 @@ def _tasks_share_this_disk(settings: RunSettings) -> bool:
     return True
 
 
-def _use_job(engine: Engine, settings: RunSettings, pages_dir: Path) -> bool:
+def _staging_url(outdir: Path) -> str | None:
+    """Under a remote workdir, where the job's tasks put the parts: a prefix beside the stage's
+    remote folder named after this attempt's local one (``.parse-<signature>.tmp-<pid>``) and
+    a random suffix, so it is never the stage's own folder nor another attempt's; None under a
+    local workdir."""
+    url = storage.published_url(outdir)
+    return None if url is None else storage.join(f"{url}-{uuid.uuid4().hex[:12]}", "pages")
+
+
+def _use_job(engine: Engine, settings: RunSettings, pages_dir: Path, *, remote: bool = False) -> bool:
     """Whether to run the MapReduce job.  ``auto`` stays in this process when the job's tasks
-    could not write the local page table; ``mapreduce`` then fails, saying why."""
+    could write neither the local page table nor a remote workdir; ``mapreduce`` then fails,
+    saying why."""
     if not use_mapreduce(engine, settings):
         return False
-    if _tasks_share_this_disk(settings):  # the workdir is a local folder (shared storage: a later change)
+    if remote or _tasks_share_this_disk(settings):
         return True
     if engine == "auto":
         return False
     raise SpamflowError(f"parse.engine: mapreduce on the {settings.runner!r} runner: its tasks run on other "
                         f"machines and cannot write the page table into the local folder {pages_dir}; the "
-                        "stage's output must be on storage they share, which the workdir cannot be yet. "
-                        "Use parse.engine auto or memory, or runner local, or spark with a local[N] master")
+                        "stage's output must be on storage they share: give workdir as a URL (s3://, gs://, "
+                        "hdfs://), or use parse.engine auto or memory, or runner local, or spark with a "
+                        "local[N] master")
 
 
-def _parse_with_job(jobs: list[FileJob], settings: RunSettings) -> list[FileParse]:
+def _parse_with_job(jobs: list[FileJob], settings: RunSettings, pages_dir: Path,
+                    staging: str | None = None) -> list[FileParse]:
     """Each file by a map task of ``MRParse``; the results in input order, as ``_parse_here``
     gives them.  Under ``--strict`` the first file (in input order) that stopped at a bad
-    record raises its error, as the in-process loop does."""
+    record raises its error, as the in-process loop does.  With ``staging`` (a remote
+    workdir) the tasks upload their parts there; they are then taken into ``pages_dir`` and
+    the staging prefix deleted, whatever happened."""
     if not jobs:
         return []
-    with tempfile.TemporaryDirectory(prefix="spamflow-parse-") as tmp:
-        out = run_job(MRParse, _write_listing(jobs, Path(tmp)), Path(tmp) / "results.jsonl",
-                      runner=settings.runner, runner_args=settings.runner_args)
-        lines = out.read_text(encoding="utf-8").splitlines()
+    if staging is not None:
+        jobs = [dataclasses.replace(job, out_dir=staging) for job in jobs]
+    try:
+        with tempfile.TemporaryDirectory(prefix="spamflow-parse-") as tmp:
+            out = run_job(MRParse, _write_listing(jobs, Path(tmp)), Path(tmp) / "results.jsonl",
+                          runner=settings.runner, runner_args=settings.runner_args)
+            results = _results_in_input_order(jobs, out.read_text(encoding="utf-8").splitlines())
+        if staging is not None:
+            _take_staged_parts(jobs, results, staging, pages_dir)
+    finally:
+        if staging is not None:
+            storage.remove_tree(staging.rsplit("/", 1)[0])
+    return results
+
+
+def _results_in_input_order(jobs: list[FileJob], lines: list[str]) -> list[FileParse]:
+    """The job's result lines as ``FileParse`` s in input order; the first strict error (in
+    input order) raised, a file without a result an error."""
     results: dict[int, FileParse] = {}
     errors: dict[int, str] = {}
     for line in lines:
@@ -157,6 +195,17 @@ def _parse_with_job(jobs: list[FileJob], settings: RunSettings) -> list[FilePars
         raise SpamflowError(f"MapReduce job MRParse returned no result for {len(missing)} of {len(jobs)} "
                             f"input files, the first {missing[0]}")
     return [results[job.part] for job in jobs]
+
+
+def _take_staged_parts(jobs: list[FileJob], results: list[FileParse], staging: str, pages_dir: Path) -> None:
+    """Download the parts the tasks uploaded to ``staging`` into ``pages_dir``; every file
+    that was parsed (all but failed downloads) must have left its part there."""
+    got = set(storage.download_folder(staging, pages_dir))
+    lost = [job for job, result in zip(jobs, results)
+            if not result.counts.get("bad_download") and part_name(job.part) not in got]
+    if lost:
+        raise SpamflowError(f"MapReduce job MRParse reported {lost[0].location} parsed but its part "
+                            f"{lost[0].out_path} is not there ({len(lost)} of {len(jobs)} parts missing)")
 
 
 def _write_listing(jobs: list[FileJob], folder: Path) -> list[Path]:
