@@ -34,10 +34,13 @@ from typing import Any, BinaryIO, TypeVar
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 
+FastIterator: Any = None  # FastWARC's ArchiveIterator; optional: without it every file goes through warcio
 try:
-    from fastwarc.warc import ArchiveIterator as FastIterator
-except ImportError:  # optional: without it every file goes through warcio
-    FastIterator = None
+    from fastwarc.warc import ArchiveIterator
+
+    FastIterator = ArchiveIterator
+except ImportError:
+    pass
 
 T = TypeVar("T")
 
