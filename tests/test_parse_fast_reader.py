@@ -160,3 +160,14 @@ def test_a_record_whose_body_fails_to_read_is_reported_as_warcio_reports_it(tmp_
     records = _same_as_warcio(path, monkeypatch)
     assert counts[0] == 2  # the fast path handed over at the third record
     assert [r["reason"] for r in records if isinstance(r, dict)] == ["unreadable record: OSError: body does not decode"]
+
+
+def test_a_record_larger_than_the_fast_limit_and_all_after_it_go_to_warcio(tmp_path, monkeypatch):
+    records = _records()
+    records[1].body = html("big", "<p>big page</p>" * 200)
+    path = tmp_path / "big.warc.gz"
+    path.write_bytes(warc_bytes(records)[0])
+    monkeypatch.setattr(fast_records, "MAX_FAST_BLOCK", 1000)  # the second record's block is ~3 KB
+    counts = _fast_count(monkeypatch)
+    records_read = _same_as_warcio(path, monkeypatch)
+    assert counts[0] == 1 and len(records_read) == 4
