@@ -300,7 +300,7 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
     clear_caches()
     t = clock()
     items = [it for it in iter_records(warc, wants_payload=is_html_response, max_bytes=MAX_BYTES)]
-    split["WARC read + gunzip (warcio)"] = clock() - t
+    split["WARC read + gunzip (iter_records)"] = clock() - t
     items = [it for it in items if getattr(it, "payload", None)]
     html_bytes = sum(len(it.payload) for it in items)
 
@@ -387,16 +387,27 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
 
 
 def time_readers(warc: Path) -> list[tuple[str, float]]:
-    """Seconds to read every response record with its HTTP payload: warcio (as spamflow reads)
-    and FastWARC if installed."""
+    """Seconds to read every response record with its HTTP payload: spamflow's reader (with
+    its FastWARC fast path when FastWARC is installed), the same with warcio alone, and
+    FastWARC alone if installed."""
+    import spamflow.parse.fast_records as fast_records
     from spamflow.parse.pages import is_html_response
     from spamflow.parse.warc_records import iter_records
 
     out = []
-    t = time.perf_counter()
-    for _ in iter_records(warc, wants_payload=is_html_response, max_bytes=MAX_BYTES):
-        pass
-    out.append(("warcio (spamflow.parse.warc_records.iter_records)", time.perf_counter() - t))
+    fast_iterator = fast_records.FastIterator
+    for label, iterator in (("spamflow.parse.warc_records.iter_records", fast_iterator),
+                            ("the same, warcio alone (no fast path)", None)):
+        if label.startswith("spamflow") and iterator is None:
+            label += " (FastWARC not installed: warcio)"
+        fast_records.FastIterator = iterator
+        try:
+            t = time.perf_counter()
+            for _ in iter_records(warc, wants_payload=is_html_response, max_bytes=MAX_BYTES):
+                pass
+            out.append((label, time.perf_counter() - t))
+        finally:
+            fast_records.FastIterator = fast_iterator
     try:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
     except ImportError:
@@ -579,7 +590,7 @@ def compare_parsers(docs: list[tuple[str, str, int]], budget: float, rounds: int
 
 
 def versions() -> str:
-    names = ["selectolax", "lxml", "beautifulsoup4", "resiliparse", "warcio", "pyarrow", "charset-normalizer"]
+    names = ["selectolax", "lxml", "beautifulsoup4", "resiliparse", "warcio", "fastwarc", "pyarrow", "charset-normalizer"]
     out = []
     for name in names:
         try:

@@ -1,6 +1,7 @@
 """The parse's fast paths give what the plain definitions give: words() against the
 regular expression that defined a word before, absolute_url() on relative links against
-urljoin; a UTF-8 page parsed from its own bytes gives what its decoded text gives.  How much
+urljoin; a UTF-8 page parsed from its own bytes gives what its decoded text gives; page
+tables leave out the statistics that cost most to write.  How much
 faster they are is measured by ``benchmarks/bench_parse.py`` (never in a test)."""
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import tarfile
 import unicodedata
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import pyarrow.parquet as pq
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from spamflow.parse.html_text import INVISIBLE_TAGS
+from spamflow.parse.warc_file import parse_warc_file
 from spamflow.words import words
 
 from conftest import SHARED_DATA
+from warc_factory import Resp, html, write_warc
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -157,3 +161,19 @@ def test_a_utf8_page_is_parsed_from_its_own_bytes_with_the_same_result():
     for other, content_type in ((page.encode("cp1252", "replace"), "text/html; charset=windows-1252"),
                                 (b"\xef\xbb\xbf" + body, "text/html"), (body + b"\xff", "text/html; charset=utf-8")):
         assert _utf8_bytes(other, decode_html(other, content_type)) is None
+
+
+def test_page_tables_keep_statistics_only_for_scalar_columns(tmp_path):
+    """Min/max statistics of words, links and noise cost ~20 % of the Parquet write and no
+    reader filters on them: they are left out; every scalar column keeps its statistics."""
+    warc = tmp_path / "a.warc.gz"
+    write_warc(warc, [Resp("http://a.example/", html("A", '<p>one two</p><a href="/b">b</a>'))])
+    out = tmp_path / "part.parquet"
+    parse_warc_file(warc, "2026-01", out, max_bytes=1 << 20)
+    row_group = pq.ParquetFile(out).metadata.row_group(0)
+    with_stats = {row_group.column(i).path_in_schema: row_group.column(i).is_stats_set
+                  for i in range(row_group.num_columns)}
+    big = {"words.list.element", "links.list.element.url", "links.list.element.anchor",
+           "links.list.element.nofollow", "noise"}
+    assert {path for path, stats in with_stats.items() if not stats} == big
+    assert pq.read_table(out).column("words").to_pylist() == [["one", "two", "b"]]  # values as before

@@ -140,13 +140,19 @@ def extract(html: str | bytes, url: str) -> HtmlText:
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = " ".join(title_node.text(deep=True).split()) if title_node else ""
+    # One walk finds the links and <base>: a second query for <base> alone cost ~6 % of
+    # extract.  Lexbor returns the matches in document order; the first <base href> is the
+    # base of every link, also of those before it (as browsers resolve them).
+    found = tree.css("a[href], base[href]")
+    bases = [i for i, node in enumerate(found) if node.tag == "base"]
     base = url
-    base_node = tree.css_first("base[href]")
-    if base_node is not None:
-        base = absolute_url(base_node.attributes.get("href") or "", url) or url
+    if bases:
+        base = absolute_url(found[bases[0]].attributes.get("href") or "", url) or url
+        dropped = set(bases)
+        found = [node for i, node in enumerate(found) if i not in dropped]
     links = []
     resolved: dict[str, str | None] = {}  # navigation links repeat within a page
-    for a in tree.css("a[href]"):
+    for a in found:
         attrs = a.attributes
         href = attrs.get("href") or ""
         target = resolved[href] if href in resolved else resolved.setdefault(href, absolute_url(href, base))

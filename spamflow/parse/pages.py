@@ -48,6 +48,15 @@ PAGE_SCHEMA = pa.schema([
     pa.field("payload_digest", pa.string()),  # WARC-Payload-Digest, normalised: revisits find their original by it
 ])
 
+PARQUET_OPTIONS: dict[str, object] = {
+    "compression": "zstd",
+    # min/max statistics only for the scalar columns: those of ``words``, ``links`` and
+    # ``noise`` (every word, every ~16 KB noise string compared) cost ~20 % of the write,
+    # and no reader filters a page table on them.
+    "write_statistics": [n for n in PAGE_SCHEMA.names if n not in ("words", "links", "noise")],
+}
+"""Options of ``pyarrow.parquet.ParquetWriter`` for page tables (parse and revisit parts)."""
+
 
 @dataclass
 class Page:

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow.domains import host_of, registered_domain
-from spamflow.parse.pages import HTML_TYPES, PAGE_SCHEMA, doc_id_of, media_type, trec_id_of
+from spamflow.parse.pages import HTML_TYPES, PAGE_SCHEMA, PARQUET_OPTIONS, doc_id_of, media_type, trec_id_of
 from spamflow.parse.payload_digest import normalize_digest
 from spamflow.parse.warc_records import WarcRecord, iter_records, warc_date
 
@@ -211,7 +211,7 @@ def resolve_revisits(revisits: list[Revisit], parts: Iterable[Path], out_path: P
     for i, (p, row) in sorted(found.items()):
         by_part.setdefault(p, []).append((row, i))
     written = 0
-    with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, **PARQUET_OPTIONS) as writer:
         for p, wants in sorted(by_part.items()):
             wants.sort()
             base, k = 0, 0

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError
 from spamflow.parse.content_encoding import decodable
-from spamflow.parse.pages import PAGE_SCHEMA, PageBatch, is_html_response, media_type, page_from_record
+from spamflow.parse.pages import PAGE_SCHEMA, PARQUET_OPTIONS, PageBatch, is_html_response, media_type, page_from_record
 from spamflow.parse.revisits import Revisit, revisit_of
 from spamflow.parse.warc_dates import parse_warc_date
 from spamflow.parse.warc_records import BadRecord, WarcRecord, iter_records
@@ -52,7 +52,7 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
         result.bad_records.append(entry)
 
     batch = PageBatch()
-    with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(str(out_path), PAGE_SCHEMA, **PARQUET_OPTIONS) as writer:
         for item in iter_records(path, wants_payload=is_html_response, max_bytes=max_bytes,
                                  name=result.file):
             if isinstance(item, BadRecord):

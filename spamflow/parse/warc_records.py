@@ -27,6 +27,7 @@ from warcio.recordloader import ArcWarcRecord
 
 from spamflow.parse import content_encoding
 from spamflow.parse.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
+from spamflow.parse.fast_records import fast_records
 from spamflow.parse.gzip_stream import decompressed_copy, is_one_stream
 from spamflow.parse.warc_dates import parse_warc_date
 from spamflow.parse.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
@@ -170,10 +171,23 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
     arc = is_arc(path)
     with open(path, "rb") as fh, (ArcRecordEnds if arc else RecordEnds)(path, gz) as ends:
         start: int | None = 0
+        if gz and not arc:  # the well-formed records first, inflated by FastWARC (``spamflow.parse.fast_records``)
+
+            def item_of(offset: int, record: ArcWarcRecord) -> WarcRecord:
+                item = WarcRecord(name, offset, record)
+                if wants_payload(item):
+                    item._read_payload(max_bytes)
+                return item
+
+            start = yield from fast_records(fh, item_of)
+        # warcio words an unreadable record's error by whether it has read a record before;
+        # after records read fast it has, as if it had read them itself
+        known_format = "warc" if start else None
         scanning = False  # ``start`` is a guess found by scanning, not a known record start
         while start is not None:
             fh.seek(start)
             iterator = QuietArchiveIterator(fh, arc2warc=arc)
+            iterator.known_format, known_format = known_format, None
             yielded = 0
             restart: int | None = None
             try:
