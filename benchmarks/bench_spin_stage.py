@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import threading
@@ -179,28 +180,35 @@ def measure(n: int, tmp: Path, shapes, runs, spinner, dictionary: Path, engine: 
     built = time.time() - t0
     cmd = [sys.executable, __file__, str(tmp / f"pages{n}"),
            str(tmp / f"out{n}-{engine}-{runner}"), str(dictionary), engine, runner]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode:
         raise SystemExit(f"stage failed at {n} pages:\n{out.stderr[-3000:]}")
     figures = json.loads(out.stdout.strip().splitlines()[-1])
-    figures.update(shape, pages=n, build=built)
+    figures.update(shape, pages=n, build=built,
+                   cpu=(after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
     return figures
 
 
 def report(figures: list[dict], engine: str, runner: str) -> None:
     gb = 1 << 30
-    print(f"\n| pages | words/page | stage wall | s per 1,000 pages | peak RSS stage | largest child | "
-          f"spun pairs | duplicate pairs |  (engine {engine}, -r {runner})")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"\n| pages | words/page | stage wall | s per 1,000 pages | CPU s (all processes) | CPU s per 1,000 pages "
+          f"| peak RSS stage | largest child | spun pairs | duplicate pairs |  (engine {engine}, -r {runner})")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for f in figures:
         c = Counter(f["counts"])
         print(f"| {f['pages']:,} | {f['words_per_page']:,.0f} | {f['wall']:.1f} s | {1000 * f['wall'] / f['pages']:.2f} | "
+              f"{f['cpu']:.1f} | {1000 * f['cpu'] / f['pages']:.2f} | "
               f"{f['rss_stage'] / gb:.2f} GB | {f['rss_largest_child'] / gb:.2f} GB | {c['spun_pairs']:,} | "
               f"{c['duplicate_pairs']:,} |")
     if len(figures) >= 2:
         a, b = figures[0], figures[-1]
         ratio = (b["wall"] / b["pages"]) / (a["wall"] / a["pages"])
         print(f"time per page at {b['pages']:,} over time per page at {a['pages']:,}: {ratio:.2f}x")
+        cpu_ratio = (b["cpu"] / b["pages"]) / (a["cpu"] / a["pages"])
+        print(f"CPU time per page at {b['pages']:,} over CPU time per page at {a['pages']:,}: {cpu_ratio:.2f}x "
+              "(the stage and every process it started; steadier than wall time on a shared machine)")
     worst = max(max(f["rss_stage"], f["rss_largest_child"]) for f in figures)
     for f in figures:
         print(f"{f['pages']:,} pages: largest of {f['children_seen']} processes seen below the stage: "
