@@ -63,11 +63,16 @@ class Candidate:
 
 
 def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
-    """P(class 1) from a fitted classifier, also when its training data held one class only."""
+    """P(class 1) from a fitted classifier, also when its training data held one class only.
+
+    On one thread (BLAS and OpenMP): histogram boosting predicts with OpenMP threads, which on
+    the shared machine cost 28x the CPU time of one thread for the same scores (50 predictions
+    of 800 UK2007 hosts: 6.6 s against 0.23 s); scoring in parallel is ``n_jobs`` threads."""
     spam = spam_column(model.classes_)
     if spam is None:
         return np.zeros(len(X))
-    return np.asarray(model.predict_proba(X)[:, spam], dtype=np.float64)
+    with threadpool_limits(limits=1):
+        return np.asarray(model.predict_proba(X)[:, spam], dtype=np.float64)
 
 
 def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
