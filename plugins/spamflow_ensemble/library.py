@@ -10,7 +10,7 @@ unfitted, for a feature group of ``n_features`` columns:
 
 Beyond the paper's list: extremely randomised trees and histogram gradient boosting
 (``extratrees``, ``histboost``).  On the UK2007 link features the paper's families are all
-weaker than a random forest, so selection had nothing to add to it; these two are as strong
+weaker than a random forest, so selection had nothing to add to it; these two are nearly as strong
 as the forest there and err differently (docs/classify.md, "Link features: the experiments").
 
 Missing values (a host absent from one detector's table or snapshot): the tree families
