@@ -49,7 +49,8 @@ def test_evaluation_json_follows_the_contract(stages):
                        "train", "test"}
     assert 0 <= ev["threshold"] <= 1 and ev["baseline_auc"] is not None
     assert len(ev["roc"]["fpr"]) == len(ev["roc"]["tpr"]) and ev["roc"]["fpr"][0] == 0 and ev["roc"]["tpr"][-1] == 1
-    assert set(ev["auc_by_family"]) == {"logitboost", "tree", "costtree", "logistic", "forest", "naivebayes"}
+    assert set(ev["auc_by_family"]) == {"logitboost", "tree", "costtree", "logistic", "forest", "naivebayes",
+                                        "extratrees", "histboost"}
     assert {"all", "obvious", "quilt", "hss", "links", "content", "spin"} <= set(ev["auc_by_group"])
     assert abs(sum(m["weight"] for m in ev["ensemble"]) - 1) < 1e-3
     truth = _hosts_tsv(stages)

@@ -221,3 +221,20 @@ def test_a_tree_given_the_wrong_number_of_columns_is_refused(bundle):
     candidates[i] = replace(es.candidates_[i], columns=es.candidates_[i].columns[:-1])
     with pytest.raises(ValueError, match="features is given"):
         compile_ensemble(candidates, es.fold_models_, {i: 1.0}, BINNED_FAMILIES, es.n_features_in_)
+
+
+def test_extra_trees_and_histogram_boosting_save_and_score_as_in_memory(tmp_path):
+    """The two families beyond the paper's list: a model file that chose them loads with
+    spamflow's trusted types (the boosting trees are checked like the mimic's) and scores
+    exactly as the ensemble in memory, which is scikit-learn's own average of them."""
+    table, y, held_out = _table()
+    es = EnsembleSelection(n_folds=3, n_bags=1, n_iterations=5, tree_bins=0).fit(table.X, y)
+    best = es._best_by("family")
+    es.weights_[:] = 0.0
+    es.weights_[best["extratrees"]] = es.weights_[best["histboost"]] = 0.5
+    path = save_model(tmp_path / "m.skops", {"estimator": es, "features": list(table.features)})
+    loaded = load_model(path)["estimator"]
+    assert sorted(c.family for c in loaded.candidates_) == ["extratrees", "histboost"]
+    by_hand = 0.5 * sum(np.mean([m.predict_proba(held_out)[:, 1] for m in es.fold_models_[best[f]]], axis=0)
+                        for f in ("extratrees", "histboost"))
+    np.testing.assert_allclose(loaded.predict_proba(held_out)[:, 1], by_hand, rtol=0, atol=1e-12)

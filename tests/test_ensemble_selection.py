@@ -92,6 +92,9 @@ def test_library_families_and_paper_grid():
     assert len([n for n in names if n.startswith("logistic")]) == 13  # 1e-8 .. 1e4
     assert [n for n in names if n.startswith("forest")] == [f"forest_250_mf{m}" for m in (5, 10, 20, 40, 80)]
     assert len([n for n in names if n.startswith("tree_")]) == 8
+    assert [n for n in names if n.startswith("extratrees")] == [f"extratrees_250_mf{m}" for m in (5, 10, 20, 40, 80)]
+    assert [n for n in names if n.startswith("histboost")] == [
+        f"histboost_lr{r}_{i}_leaves{k}" for r, i in (("0.1", 100), ("0.05", 200)) for k in (4, 7, 15)]
     assert {s.family for s in build_library("fast", 10)} == set(FAMILIES)
     with pytest.raises(ValueError):
         build_library("huge", 10)  # type: ignore[arg-type]

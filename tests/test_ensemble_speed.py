@@ -73,6 +73,39 @@ class BlasThreads(ClassifierMixin, BaseEstimator):
         return np.column_stack([1 - p, p])
 
 
+class OpenmpThreads(ClassifierMixin, BaseEstimator):
+    """Records the OpenMP thread limits it was fitted and asked to predict with."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.fit_threads_ = _openmp_threads()
+        self.predict_threads_: list[int] = []
+        return self
+
+    def predict_proba(self, X):
+        self.predict_threads_ += _openmp_threads()
+        p = 1.0 / (1.0 + np.exp(-np.nan_to_num(np.asarray(X)[:, 0])))
+        return np.column_stack([1 - p, p])
+
+
+def _openmp_threads() -> list[int]:
+    return [int(pool["num_threads"]) for pool in threadpool_info() if pool["user_api"] == "openmp"]
+
+
+def test_library_fits_and_predictions_run_openmp_on_one_thread():
+    """Histogram boosting fits and predicts with OpenMP threads; on the shared machine they
+    made its fits 18x and its predictions 28x dearer.  Library fits and every prediction see
+    one OpenMP thread (on a one-core machine the default is one too, so this shows nothing there)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), (rng.random(200) < 0.2).astype(int)
+    es = EnsembleSelection(models=[ModelSpec("probe", "probe", OpenmpThreads())], n_folds=3, n_bags=1).fit(X, y)
+    es.predict_proba(X)
+    assert _openmp_threads(), "scikit-learn loads an OpenMP runtime"
+    models = es.fold_models_[0]
+    assert {t for m in models for t in m.fit_threads_} == {1}
+    assert {t for m in models for t in m.predict_threads_} == {1}
+
+
 def test_library_fits_run_blas_on_one_thread():
     """L-BFGS makes thousands of tiny BLAS calls; OpenBLAS waking its threads for each made a
     logistic fit 5x slower on a busy machine.  Every library fit sees one BLAS thread."""

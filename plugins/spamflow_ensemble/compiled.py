@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.special import expit
-from sklearn.ensemble import BaggingClassifier, GradientBoostingClassifier, RandomForestClassifier
+from sklearn.ensemble import BaggingClassifier, ExtraTreesClassifier, GradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
@@ -234,7 +234,7 @@ def _node_probability(tree: DecisionTreeClassifier, spam: int | None) -> np.ndar
 
 def _trees(model: Any, weight: float) -> list[tuple[Any, np.ndarray, float, np.ndarray | None]] | None:
     """(tree, P(spam) per node, weight, its feature subset or None) for every tree of a tree
-    model (tree, Laplace tree, forest, bagged trees); None for any other model."""
+    model (tree, Laplace tree, forest, extra trees, bagged trees); None for any other model."""
     if isinstance(model, LaplaceTree):
         tree = model.tree_model_.tree_
         leaf = np.full(tree.node_count, float(list(model.classes_) == [1]))
@@ -243,7 +243,7 @@ def _trees(model: Any, weight: float) -> list[tuple[Any, np.ndarray, float, np.n
         return [(tree, leaf, weight, None)]
     if isinstance(model, DecisionTreeClassifier):
         return [(model.tree_, _node_probability(model, spam_column(model.classes_)), weight, None)]
-    if isinstance(model, (RandomForestClassifier, BaggingClassifier)):
+    if isinstance(model, (RandomForestClassifier, ExtraTreesClassifier, BaggingClassifier)):
         members = model.estimators_
         if not all(isinstance(m, DecisionTreeClassifier) for m in members):
             return None
