@@ -141,3 +141,14 @@ def s3():
     client.create_bucket(Bucket="crawl")
     yield client, env
     server.stop()
+
+
+@pytest.fixture
+def s3_runs_bucket(s3, monkeypatch):
+    """The S3 server with an empty bucket ``runs`` (a remote workdir's), its variables set in
+    this process: ``(boto3 client, env)``."""
+    client, env = s3
+    client.create_bucket(Bucket="runs")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return client, env

@@ -64,12 +64,9 @@ def _write_crawl(folder: Path) -> Path:
 
 
 @pytest.fixture
-def bucket(s3, monkeypatch):
-    client, env = s3
-    client.create_bucket(Bucket=BUCKET)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return client
+def bucket(s3_runs_bucket):
+    """The boto3 client of the S3 server with the empty bucket ``runs`` (conftest)."""
+    return s3_runs_bucket[0]
 
 
 def _run(project: Path, plugins, name: str, workdir: str, runner: str, engine: str) -> dict:

@@ -41,13 +41,8 @@ def project(tmp_path):
 
 
 @pytest.fixture
-def bucket(s3, monkeypatch):
-    """The S3 server with an empty bucket ``runs``, its variables set in this process."""
-    client, env = s3
-    client.create_bucket(Bucket=BUCKET)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return client, env
+def bucket(s3_runs_bucket):
+    return s3_runs_bucket
 
 
 def _config(project: Path, plugins, workdir: str, name: str = "spamflow.yaml"):
