@@ -238,8 +238,7 @@ def compare_files(a: list[Path], b: list[Path], tol: Tolerance, key: list[str] |
     except UnicodeDecodeError:
         return [f"bytes differ ({a[0].stat().st_size:,} vs {b[0].stat().st_size:,} bytes)"], 0
     if suffix == ".txt":  # an index (vocabulary, hosts) of the matrices beside it: its order is its meaning
-        return value_differences([tsv_line(x) for x in lines_a], [tsv_line(x) for x in lines_b], tol, "lines"), \
-            len(lines_a)
+        return compare_lines_in_order(lines_a, lines_b, tol), len(lines_a)
     parse = json_line if suffix == ".jsonl" else tsv_line
     return compare_records([parse(x) for x in lines_a], [parse(x) for x in lines_b], tol), len(lines_a)
 
@@ -271,6 +270,18 @@ def tsv_line(line: str) -> list[Any]:
     """A text line as its tab-separated fields, each a JSON value when it reads as one (so
     ``0.30000000000000004`` and ``0.3`` compare within the tolerance)."""
     return [json_line(f) for f in line.split("\t")]
+
+
+def compare_lines_in_order(a: list[str], b: list[str], tol: Tolerance) -> list[str]:
+    out = []
+    if len(a) != len(b):
+        out.append(f"{len(a):,} vs {len(b):,} lines")
+    differ = [i for i, (x, y) in enumerate(zip(a, b)) if x != y and not same_value(tsv_line(x), tsv_line(y), tol)]
+    if differ:
+        i = differ[0]
+        out.append(f"{len(differ):,} of {min(len(a), len(b)):,} lines differ (in order), first line {i + 1}: "
+                   f"{shown(a[i])} vs {shown(b[i])}")
+    return out
 
 
 def _skeleton(value: Any) -> Any:
