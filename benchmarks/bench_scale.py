@@ -134,21 +134,32 @@ def make_web(pages: int, folder: Path) -> tuple[Path, dict]:
     return web, info
 
 
-def scale_config(pages: int, web: Path, workdir: Path, runner: str) -> str:
-    """scale_web's config with every ``engine`` set to ``auto`` explicitly (the default today):
-    the run measures what ``auto`` does on ``runner``, whatever a later default becomes."""
+def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dict[str, str]) -> str:
+    """scale_web's config with every ``engine`` set to ``auto`` explicitly (the default today),
+    so that the run measures what ``auto`` does on ``runner`` whatever a later default becomes;
+    ``engines`` overrides it per stage (an execution knob: the outputs stay the same)."""
     config = json.loads(config_text(Web(pages // 2), web, workdir, runner, RUNNER_ARGS[runner]))
-    config["parse"] = {**config.get("parse", {}), "engine": "auto"}
+    config["parse"] = {**config.get("parse", {}), "engine": engines.get("parse", "auto")}
     for name in ENGINE_STAGES:
         if name in config["detectors"]:
-            config["detectors"][name]["engine"] = "auto"
+            config["detectors"][name]["engine"] = engines.get(name, "auto")
     return json.dumps(config, indent=1)  # JSON is YAML
 
 
-def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdir: Path) -> dict:
+def engine_choice(text: str) -> tuple[str, str]:
+    """``STAGE=ENGINE`` of ``--engine``."""
+    stage, _, engine = text.partition("=")
+    if stage not in ("parse", *ENGINE_STAGES) or engine not in ("auto", "memory", "mapreduce"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected STAGE=auto|memory|mapreduce, STAGE one of "
+                                         f"parse, {', '.join(ENGINE_STAGES)}")
+    return stage, engine
+
+
+def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdir: Path,
+            engines: dict[str, str]) -> dict:
     """``spamflow run`` on the web with ``runner``, sampled: the figures ``report`` prints."""
     config = web / f"scale-{runner}.yaml"
-    config.write_text(scale_config(pages, web, workdir, runner))
+    config.write_text(scale_config(pages, web, workdir, runner, engines))
     tmp = folder / f"tmp-{pages}-{runner}"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")
@@ -211,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-runners", action="store_true",
                     help="run each web on the local runner and on Spark local[2] and compare their outputs "
                          "(compare_runs.py); exit 1 if they differ")
+    ap.add_argument("--engine", type=engine_choice, action="append", default=[], metavar="STAGE=ENGINE",
+                    help="this stage's engine instead of auto, on every runner (repeatable), e.g. links=memory: "
+                         "on Spark links runs one job per power-iteration step")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = ap.parse_args(argv)
     runners = ["local", "spark"] if args.compare_runners else [args.runner]
@@ -224,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             web, info = make_web(pages, folder)
             webs.append(web)
             for runner in runners:
-                results[runner].append(run_web(pages, web, info, folder, runner, web / f"run-{runner}"))
+                results[runner].append(run_web(pages, web, info, folder, runner, web / f"run-{runner}",
+                                               dict(args.engine)))
                 print(json.dumps(results[runner][-1]), file=sys.stderr)
         for runner in runners:
             report(results[runner])
