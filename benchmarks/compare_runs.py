@@ -32,7 +32,9 @@ What is compared, per stage:
   - ``.npz``: the same arrays (names, shapes, dtypes), floats within the tolerance; a
     ``scipy.sparse`` matrix (``save_npz``) as a matrix: the same shape and cells, whatever the
     order of its stored entries.
-  - anything else (``model.skops``, the report's HTML): the same bytes.
+  - ``.html`` (the report): the same lines in the same order once the workdir's path, times
+    and the seconds column of the table of stages are masked (see ignored below).
+  - anything else (``model.skops``, images): the same bytes.
 * A file of a declared output present in one run only is a difference.
 * Except under an output folder named ``work`` (quilt's and spin's): that is job scratch, the
   jobs' inputs and outputs, which legitimately differ between runners: which files exist
@@ -50,6 +52,8 @@ Ignored, because they legitimately differ between two runs of the same stage:
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
   ``outputs`` paths); runner names and args are not in any stage's record (they are not
   part of a stage's identity);
+* in the report's HTML: the workdir's path, ISO times (``generated ...``) and the stages'
+  seconds;
 * files under a stage's folder that no output declares (e.g. ``content``'s ``work/`` on the
   MapReduce engine), which are listed as not compared;
 * how a Parquet table is split into ``part-*.parquet`` files, the order of its rows and of
@@ -64,6 +68,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -198,7 +203,8 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
         if unit not in units_b or unit not in units_a:
             found.append(f"{unit}: only in run {'A' if unit in units_a else 'B'}")
             continue
-        diffs, rows = compare_files(units_a[unit], units_b[unit], tol, keys.get(unit))
+        diffs, rows = compare_files(units_a[unit], units_b[unit], tol, keys.get(unit),
+                                    (a.parent.parent, b.parent.parent))
         result.compared += 1
         result.rows += rows
         found.extend(f"{unit}: {d}" for d in diffs)
@@ -221,9 +227,15 @@ def value_differences(a: Any, b: Any, tol: Tolerance, where: str) -> list[str]:
 # ---------------------------------------------------------------- files
 
 
-def compare_files(a: list[Path], b: list[Path], tol: Tolerance, key: list[str] | None) -> tuple[list[str], int]:
-    """Differences between two versions of one output (a file, or a table's parts) and the rows compared."""
+def compare_files(a: list[Path], b: list[Path], tol: Tolerance, key: list[str] | None,
+                  workdirs: tuple[Path, Path] | None = None) -> tuple[list[str], int]:
+    """Differences between two versions of one output (a file, or a table's parts) and the rows
+    compared; ``workdirs``: the two runs' workdirs, masked in HTML."""
     suffix = a[0].suffix
+    if suffix == ".html":
+        lines_a = html_lines(a[0], workdirs[0] if workdirs else None)
+        lines_b = html_lines(b[0], workdirs[1] if workdirs else None)
+        return compare_lines_in_order(lines_a, lines_b, tol), len(lines_a)
     if suffix == ".parquet":
         return compare_tables(read_table(a), read_table(b), tol, key)
     if suffix == ".npz":
@@ -270,6 +282,19 @@ def tsv_line(line: str) -> list[Any]:
     """A text line as its tab-separated fields, each a JSON value when it reads as one (so
     ``0.30000000000000004`` and ``0.3`` compare within the tolerance)."""
     return [json_line(f) for f in line.split("\t")]
+
+
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+STAGE_SECONDS = re.compile(r"(<td>done</td>\n<td class=\"num\">)[0-9.]+(</td>)")
+
+
+def html_lines(path: Path, workdir: Path | None) -> list[str]:
+    """The report's HTML with what differs between two runs of the same results masked: the
+    workdir's path, times (``generated ...``), the seconds column of the table of stages."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if workdir is not None:
+        text = text.replace(str(workdir.resolve()), "<workdir>").replace(str(workdir), "<workdir>")
+    return STAGE_SECONDS.sub(r"\1<seconds>\2", ISO_TIME.sub("<time>", text)).splitlines()
 
 
 def compare_lines_in_order(a: list[str], b: list[str], tol: Tolerance) -> list[str]:

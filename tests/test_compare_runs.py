@@ -92,6 +92,10 @@ def _run(root: Path, name: str, *, stored_otherwise: bool = False, differ: bool 
         files["hosts.txt"] = "b.com\na.com\n"
     outputs = {"vocabulary": "bm25/vocabulary.txt", "bm25": "bm25/m.npz", "hosts": "hosts.txt", "work": "work"}
     _stage(run, "content", {**ids, "counts": {"hosts": 7, "pairs": 3 if differ else 2}, "outputs": outputs}, files)
+    page = (f"<p>{run} &middot; spamflow 0.1.0 &middot; generated 2026-11-25T00:00:{len(name):02d}+00:00</p>\n"
+            f"<tr><td><code>parse</code></td>\n<td>done</td>\n<td class=\"num\">{len(name) + 0.5}</td>\n"
+            f"<li>b.com: score {0.8 if differ else 0.9}</li>\n")
+    _stage(run, "report", {**ids, "outputs": {"report": "index.html"}}, {"index.html": page})
     if not stored_otherwise:  # run.json names the stages (the other run is found from stages/ alone)
         stages = {d.name.split("-")[0]: {"directory": str(d), "seconds": 1.0} for d in (run / "stages").iterdir()}
         (run / "run.json").write_text(json.dumps({"status": "success", "stages": stages}), encoding="utf-8")
@@ -101,9 +105,11 @@ def _run(root: Path, name: str, *, stored_otherwise: bool = False, differ: bool 
 def _differences() -> list[str]:
     """What ``compare_runs`` must find between a run and one with ``differ``,
     worked out by hand: b.com's pagerank 0.25 vs 0.250001; the line order of hosts.txt (an
-    index: order matters); the count of pairs."""
+    index: order matters); the count of pairs; b.com's score on the report's page."""
     return ["stage.json counts.pairs: 2 vs 3",
             "hosts.txt: 2 of 2 lines differ (in order), first line 1: 'a.com' vs 'b.com'",
+            "index.html: 1 of 5 lines differ (in order), first line 5: '<li>b.com: score 0.9</li>' vs "
+            "'<li>b.com: score 0.8</li>'",
             "column pagerank: 1 of 3 rows differ, first (snapshot='2026-01', host='b.com'): 0.25 vs 0.250001"]
 
 
@@ -118,7 +124,7 @@ def test_equal_runs_stored_differently_are_equal(tmp_path):
     same, text = _report(a, b)
     assert same, text
     status = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()[3:] if not ln.startswith(" ")}
-    assert status == {"parse": "equal", "links": "equal", "content": "equal"}, text
+    assert status == {"parse": "equal", "links": "equal", "content": "equal", "report": "equal"}, text
     assert "not compared: 1 files (scratch/job-output.jsonl)" in text
     assert "    note: work/pairs.tsv: 2 lines only in run A" in text  # job scratch: a note, not a difference
     assert compare_runs.main([str(a), str(b)]) == 0
@@ -129,10 +135,11 @@ def test_finds_exactly_the_known_differences(tmp_path):
     same, text = _report(a, b)
     assert not same
     found = sorted(ln.strip() for ln in text.splitlines() if ln.startswith("    ") and "note:" not in ln)
-    expected = sorted(d if d.startswith(("stage.json", "hosts.txt")) else f"hosts.parquet: {d}" for d in _differences())
+    expected = sorted(d if d.startswith(("stage.json", "hosts.txt", "index.html")) else f"hosts.parquet: {d}"
+                      for d in _differences())
     assert found == expected, text
     status = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()[3:] if not ln.startswith(" ")}
-    assert status == {"parse": "equal", "links": "DIFFERS", "content": "DIFFERS"}
+    assert status == {"parse": "equal", "links": "DIFFERS", "content": "DIFFERS", "report": "DIFFERS"}
     cli = subprocess.run([sys.executable, str(SCRIPT), str(a), str(b)], capture_output=True, text=True)
     assert cli.returncode == 1 and "DIFFERS" in cli.stdout, cli.stderr
 
