@@ -505,11 +505,13 @@ def compare_runs(run_a: Path, run_b: Path, tol: Tolerance, only: set[str] | None
     stages_a, stages_b = run_stages(run_a), run_stages(run_b)
     print(f"A: {run_a}\nB: {run_b}\nfloats equal within rel {tol.rel:g} / abs {tol.abs:g}", file=out)
     equal = True
+    compared, differ, alone = 0, 0, 0
     for name in [*stages_a, *(n for n in stages_b if n not in stages_a)]:
         if only and name not in only:
             continue
         if name not in stages_a or name not in stages_b:
             print(f"{name:<10} only in run {'A' if name in stages_a else 'B'}, not compared", file=out)
+            alone += 1
             continue
         result = compare_stage(name, stages_a[name], stages_b[name], tol)
         print(result.line(), file=out)
@@ -518,6 +520,10 @@ def compare_runs(run_a: Path, run_b: Path, tol: Tolerance, only: set[str] | None
         for d in result.notes:
             print(f"    note: {d}", file=out)
         equal = equal and not result.differences
+        compared += 1
+        differ += bool(result.differences)
+    print(f"{compared} stages compared: {'all equal' if not differ else f'{differ} differ'}"
+          + (f"; {alone} in one run only" if alone else ""), file=out)
     return equal
 
 

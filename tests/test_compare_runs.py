@@ -123,8 +123,9 @@ def test_equal_runs_stored_differently_are_equal(tmp_path):
     a, b = _run(tmp_path, "a"), _run(tmp_path, "b", stored_otherwise=True)
     same, text = _report(a, b)
     assert same, text
-    status = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()[3:] if not ln.startswith(" ")}
+    status = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()[3:-1] if not ln.startswith(" ")}
     assert status == {"parse": "equal", "links": "equal", "content": "equal", "report": "equal"}, text
+    assert text.splitlines()[-1] == "4 stages compared: all equal"
     assert "not compared: 1 files (scratch/job-output.jsonl)" in text
     assert "    note: work/pairs.tsv: 2 lines only in run A" in text  # job scratch: a note, not a difference
     assert compare_runs.main([str(a), str(b)]) == 0
@@ -138,8 +139,9 @@ def test_finds_exactly_the_known_differences(tmp_path):
     expected = sorted(d if d.startswith(("stage.json", "hosts.txt", "index.html")) else f"hosts.parquet: {d}"
                       for d in _differences())
     assert found == expected, text
-    status = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()[3:] if not ln.startswith(" ")}
+    status = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()[3:-1] if not ln.startswith(" ")}
     assert status == {"parse": "equal", "links": "DIFFERS", "content": "DIFFERS", "report": "DIFFERS"}
+    assert text.splitlines()[-1] == "4 stages compared: 3 differ"
     cli = subprocess.run([sys.executable, str(SCRIPT), str(a), str(b)], capture_output=True, text=True)
     assert cli.returncode == 1 and "DIFFERS" in cli.stdout, cli.stderr
 
