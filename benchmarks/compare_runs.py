@@ -47,7 +47,8 @@ What is compared, per stage:
 Ignored, because they legitimately differ between two runs of the same stage:
 
 * in ``stage.json``: ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds`` and
-  ``finished_at`` (timings);
+  ``finished_at`` (timings), and the counts of what the engine did: ``mapreduce_jobs``
+  (links), ``engine_mapreduce_snapshots`` (spin);
 * in ``run.json``: everything but the list of stages and their directories (``status``,
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
   ``outputs`` paths); runner names and args are not in any stage's record (they are not
@@ -82,6 +83,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "finished_at"})
+IGNORED_COUNTS = frozenset({"mapreduce_jobs", "engine_mapreduce_snapshots"})  # what the engine did, not found
 SCRATCH_OUTPUT = "work"
 SHOWN = 80  # characters of a value shown in a difference
 
@@ -190,6 +192,8 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
     result = StageResult(name)
     rec_a = json.loads((a / "stage.json").read_text(encoding="utf-8"))
     rec_b = json.loads((b / "stage.json").read_text(encoding="utf-8"))
+    for rec in (rec_a, rec_b):
+        rec["counts"] = {k: v for k, v in (rec.get("counts") or {}).items() if k not in IGNORED_COUNTS}
     for key in sorted((rec_a.keys() | rec_b.keys()) - IGNORED_STAGE_FIELDS):
         result.differences.extend(f"stage.json {d}" for d in value_differences(rec_a.get(key), rec_b.get(key),
                                                                                 tol, key))

@@ -77,7 +77,9 @@ def _run(root: Path, name: str, *, stored_otherwise: bool = False, differ: bool 
              {"pages/part-00000.parquet": pages.slice(0, 2), "pages/part-00001.parquet": pages.slice(2)})
     _stage(run, "parse", {**ids, "outputs": {"pages": "pages"}, "counts": {"pages": 4}}, parts)
     table = pa.table({**hosts, "indegree": pa.array(hosts["indegree"], pa.int64())})
-    _stage(run, "links", {**ids, "outputs": {"hosts": "hosts.parquet", "pairs": "pairs.jsonl"},
+    jobs = {"mapreduce_jobs": 70} if stored_otherwise else {}  # the engine's count: not a result
+    _stage(run, "links", {**ids, "counts": {"hosts": 2, **jobs}, "outputs": {"hosts": "hosts.parquet",
+                                                                           "pairs": "pairs.jsonl"},
                           "host_tables": {"hosts": {"key": ["snapshot", "host"], "features": {}}}},
            {"hosts.parquet": table, "pairs.jsonl": _jsonl(pairs)})
     matrix = sp.csr_matrix(np.array([[0.0, 1.5, 2.0], [3.0, 0.0, 0.0]]))
