@@ -23,7 +23,8 @@ What is compared, per stage:
     same types, the same rows in any order.  Rows are matched on their key: all columns that
     are scalar and not floating point (occurrence number breaking ties); the other columns
     (floats, lists, structs) are compared row by row, floats within the tolerance.
-  - ``.jsonl``, ``.tsv`` and other text: the same lines in any order; a line is its
+  - ``.jsonl``, ``.tsv`` and other text: the same lines in any order (decimal numbers inside
+    text compared within the tolerance); a line is its
     JSON value (``.jsonl``) or its tab-separated fields, each read as JSON when it is, so that
     numbers in text are compared within the tolerance.
   - ``.json``: the same value (order of lists matters), numbers within the tolerance.
@@ -34,7 +35,8 @@ What is compared, per stage:
     order of its stored entries.
   - ``.html`` (the report): the same lines in the same order once the workdir's path, times
     and the seconds column of the table of stages are masked (see ignored below).
-  - anything else (``model.skops``, images): the same bytes.
+  - ``.skops`` (the classifier's model): not compared, see below.
+  - anything else (images): the same bytes.
 * A file of a declared output present in one run only is a difference.
 * Except under an output folder named ``work`` (quilt's and spin's): that is job scratch, the
   jobs' inputs and outputs, which legitimately differ between runners: which files exist
@@ -53,8 +55,13 @@ Ignored, because they legitimately differ between two runs of the same stage:
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
   ``outputs`` paths); runner names and args are not in any stage's record (they are not
   part of a stage's identity);
-* in the report's HTML: the workdir's path, ISO times (``generated ...``) and the stages'
-  seconds;
+* in the report's HTML: the workdir's path, ISO times (``generated ...``), the stages'
+  seconds, and in the stages' counts their order, the engine's own and those that are 0;
+* a count that is 0 in one run and absent in the other (counts are counters; the MapReduce
+  engine of spin leaves out ``same_immutable_pairs`` when it is 0): printed as a note;
+* ``model.skops``: skops names the model's arrays by Python object id and stamps the zip
+  with the time, so two equal models differ in bytes; what the model does is compared in
+  ``scores.parquet`` and ``evaluation.json`` (training is in-process on every runner);
 * files under a stage's folder that no output declares (e.g. ``content``'s ``work/`` on the
   MapReduce engine), which are listed as not compared;
 * how a Parquet table is split into ``part-*.parquet`` files, the order of its rows and of
@@ -120,7 +127,20 @@ def same_value(a: Any, b: Any, tol: Tolerance) -> bool:
         return a.keys() == b.keys() and all(same_value(a[k], b[k], tol) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(same_value(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, str) and isinstance(b, str) and a != b:
+        return same_text(a, b, tol)
     return a == b
+
+
+DECIMAL = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
+
+
+def same_text(a: str, b: str, tol: Tolerance) -> bool:
+    """Two texts equal once the decimal numbers in them are compared within ``tol`` (a
+    report's ``"kappa": 0.0006041761366877285`` against ``...881726``)."""
+    parts_a, parts_b = DECIMAL.split(a), DECIMAL.split(b)
+    return parts_a == parts_b and all(tol.close(float(x), float(y))
+                                      for x, y in zip(DECIMAL.findall(a), DECIMAL.findall(b)))
 
 
 def shown(value: Any) -> str:
@@ -141,7 +161,7 @@ class StageResult:
         status = "equal" if not self.differences else f"DIFFERS ({len(self.differences)})"
         extra = f"; not compared: {len(self.not_compared)} files ({', '.join(self.not_compared[:3])}" + \
             (", ..." if len(self.not_compared) > 3 else "") + ")" if self.not_compared else ""
-        notes = f"; {len(self.notes)} notes on job scratch" if self.notes else ""
+        notes = f"; {len(self.notes)} notes" if self.notes else ""
         return f"{self.name:<10} {status:<12} {self.compared} files, {self.rows:,} rows/lines{notes}{extra}"
 
 
@@ -194,6 +214,12 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
     rec_b = json.loads((b / "stage.json").read_text(encoding="utf-8"))
     for rec in (rec_a, rec_b):
         rec["counts"] = {k: v for k, v in (rec.get("counts") or {}).items() if k not in IGNORED_COUNTS}
+    for k in sorted(rec_a["counts"].keys() ^ rec_b["counts"].keys()):  # counts are counters: absent is 0
+        side, value = ("A", rec_a["counts"].get(k)) if k in rec_a["counts"] else ("B", rec_b["counts"].get(k))
+        if value == 0:
+            result.notes.append(f"stage.json counts.{k}: 0 in run {side}, absent in the other")
+            rec_a["counts"].setdefault(k, 0)
+            rec_b["counts"].setdefault(k, 0)
     for key in sorted((rec_a.keys() | rec_b.keys()) - IGNORED_STAGE_FIELDS):
         result.differences.extend(f"stage.json {d}" for d in value_differences(rec_a.get(key), rec_b.get(key),
                                                                                 tol, key))
@@ -244,6 +270,8 @@ def compare_files(a: list[Path], b: list[Path], tol: Tolerance, key: list[str] |
         return compare_tables(read_table(a), read_table(b), tol, key)
     if suffix == ".npz":
         return compare_npz(a[0], b[0], tol), 1
+    if suffix == ".skops":
+        return [], 0
     if a[0].read_bytes() == b[0].read_bytes():
         return [], _lines(a[0])
     if suffix == ".json":
@@ -255,6 +283,8 @@ def compare_files(a: list[Path], b: list[Path], tol: Tolerance, key: list[str] |
         return [f"bytes differ ({a[0].stat().st_size:,} vs {b[0].stat().st_size:,} bytes)"], 0
     if suffix == ".txt":  # an index (vocabulary, hosts) of the matrices beside it: its order is its meaning
         return compare_lines_in_order(lines_a, lines_b, tol), len(lines_a)
+    if sorted(lines_a) == sorted(lines_b):  # the same lines in another order: no need to parse them
+        return [], len(lines_a)
     parse = json_line if suffix == ".jsonl" else tsv_line
     return compare_records([parse(x) for x in lines_a], [parse(x) for x in lines_b], tol), len(lines_a)
 
@@ -290,6 +320,15 @@ def tsv_line(line: str) -> list[Any]:
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
 STAGE_SECONDS = re.compile(r"(<td>done</td>\n<td class=\"num\">)[0-9.]+(</td>)")
+COUNTS_CELL = re.compile(r"<td class=\"counts\">(.*?)</td>")
+COUNT = re.compile(r"<span>([^=<]+)=([^<]*)</span>")
+
+
+def _counts_cell(match: re.Match) -> str:
+    """A stage's counts in the report, sorted, without the engine's own and the zero ones
+    (their order and presence differ between the engines; ``stage.json`` is compared)."""
+    kept = sorted((k, v) for k, v in COUNT.findall(match.group(1)) if k not in IGNORED_COUNTS and v != "0")
+    return '<td class="counts">' + " ".join(f"<span>{k}={v}</span>" for k, v in kept) + "</td>"
 
 
 def html_lines(path: Path, workdir: Path | None) -> list[str]:
@@ -298,14 +337,16 @@ def html_lines(path: Path, workdir: Path | None) -> list[str]:
     text = path.read_text(encoding="utf-8", errors="replace")
     if workdir is not None:
         text = text.replace(str(workdir.resolve()), "<workdir>").replace(str(workdir), "<workdir>")
-    return STAGE_SECONDS.sub(r"\1<seconds>\2", ISO_TIME.sub("<time>", text)).splitlines()
+    text = COUNTS_CELL.sub(_counts_cell, ISO_TIME.sub("<time>", text))
+    return STAGE_SECONDS.sub(r"\1<seconds>\2", text).splitlines()
 
 
 def compare_lines_in_order(a: list[str], b: list[str], tol: Tolerance) -> list[str]:
     out = []
     if len(a) != len(b):
         out.append(f"{len(a):,} vs {len(b):,} lines")
-    differ = [i for i, (x, y) in enumerate(zip(a, b)) if x != y and not same_value(tsv_line(x), tsv_line(y), tol)]
+    differ = [i for i, (x, y) in enumerate(zip(a, b)) if x != y and not same_text(x, y, tol)
+              and not same_value(tsv_line(x), tsv_line(y), tol)]
     if differ:
         i = differ[0]
         out.append(f"{len(differ):,} of {min(len(a), len(b)):,} lines differ (in order), first line {i + 1}: "
@@ -318,6 +359,8 @@ def _skeleton(value: Any) -> Any:
     floats compared."""
     if isinstance(value, float):
         return "<float>"
+    if isinstance(value, str):
+        return DECIMAL.sub("<float>", value)
     if isinstance(value, dict):
         return {k: _skeleton(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -328,6 +371,8 @@ def _skeleton(value: Any) -> Any:
 def _floats(value: Any) -> Iterable[float]:
     if isinstance(value, float):
         yield value
+    elif isinstance(value, str):
+        yield from (float(x) for x in DECIMAL.findall(value))
     elif isinstance(value, dict):
         for k in sorted(value):
             yield from _floats(value[k])
