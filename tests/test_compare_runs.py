@@ -176,3 +176,14 @@ def test_not_a_workdir_is_a_usage_error(tmp_path):
     cli = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "nope"), str(tmp_path)],
                          capture_output=True, text=True)
     assert cli.returncode == 2 and "nope: not a spamflow workdir" in cli.stderr
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ('   "kappa": 0.0006041761366877285,', '   "kappa": 0.0006041761366881726,', True),  # within 1e-9
+    ('   "kappa": 0.0006041761366877285,', '   "kappa": 0.0006041761,', False),
+    ("u8:0a1e5ff", "u8:0a1e6ff", False),  # hex, not a number
+    ("score 1e-3 of 2", "score 0.001 of 2", True),
+    ("pages=6000", "pages=6001", False),  # integers exactly
+])
+def test_numbers_inside_text(a, b, same):
+    assert compare_runs.same_text(a, b, compare_runs.Tolerance()) is same
