@@ -6,11 +6,14 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_scale.py                       # 10^5 and 10^6 pages, local runner
     .venv/bin/python benchmarks/bench_scale.py --pages 10000 100000  # quicker
     .venv/bin/python benchmarks/bench_scale.py --pages 100000 --runner spark   # Spark local[2]
+    .venv/bin/python benchmarks/bench_scale.py --pages 10000 --compare-runners # local, then Spark, same outputs?
 
 For each size it writes a synthetic web (``scale_web.py``: two snapshots, ``pages / 2`` pages
 each, real-prose text, link farms, quilts, copies, template sites), then runs
 ``spamflow run`` on it with every built-in detector, the classifier and the report,
-``workers: 2``, the given MapReduce runner.  While the run goes, a sampler reads ``/proc``
+``workers: 2``, the given MapReduce runner (``spark``: ``--spark-master local[2]``), every stage
+that has one with ``engine: auto`` (so on Spark every such stage runs its jobs; on ``local``
+only quilt and spin, and spin's verification above 5,000 pages a snapshot).  While the run goes, a sampler reads ``/proc``
 every 0.5 s: the largest resident set of any process of the run, and the bytes under the
 run's temporary folder (``TMPDIR`` is pointed into the benchmark's folder, so mrjob's and
 Spark's scratch space is counted) plus the stages' unpublished directories.  Each sample is
@@ -22,6 +25,11 @@ temporary bytes as a multiple of the run's input WARC bytes, and between consecu
 the growth ratio ``(t2 / t1) * 10 / (n2 / n1)`` (10.0 = linear in the corpus).  Targets
 (issue "Scale out"): 10^6 pages under an hour on 2 cores, no ratio above 11.5, no process
 above 4 GB.
+
+``--compare-runners`` runs each web twice, on the ``local`` runner and on Spark ``local[2]``
+(workdirs ``run-local`` and ``run-spark`` beside the web), prints the figures of both, then
+``compare_runs.py`` on the two workdirs: one line per stage, equal or what differs.  Exit
+status 1 if an output differs (the issue's target: the same outputs on every runner).
 """
 
 from __future__ import annotations
@@ -39,9 +47,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from compare_runs import Tolerance, compare_runs  # noqa: E402
 from scale_web import Web, config_text, generate  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+RUNNER_ARGS = {"inline": (), "local": (), "spark": ("--spark-master", "local[2]")}
+ENGINE_STAGES = ("hss", "links", "content", "spin", "classify")  # the detectors with an ``engine`` key
 
 
 def _tree(root: int) -> list[int]:
@@ -113,42 +124,76 @@ class Sampler(threading.Thread):
                 self.peak_tmp[name] = max(self.peak_tmp[name], scratch + _bytes_under(folder))
 
 
-def run_size(pages: int, folder: Path, runner: str, runner_args: tuple[str, ...]) -> dict:
+def make_web(pages: int, folder: Path) -> tuple[Path, dict]:
+    """The synthetic web of ``pages`` pages (both snapshots) under ``folder``, and its figures."""
     web = folder / f"web-{pages}"
     started = time.time()
     info = generate(web, pages // 2)
-    gen_seconds = time.time() - started
-    input_bytes = sum(p.stat().st_size for p in web.rglob("*.warc.gz"))
-    config = web / "scale.yaml"
-    config.write_text(config_text(Web(pages // 2), web, web / "run", runner, runner_args))
-    tmp = folder / f"tmp-{pages}"
+    info["generate_s"] = time.time() - started
+    info["input_bytes"] = sum(p.stat().st_size for p in web.rglob("*.warc.gz"))
+    return web, info
+
+
+def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dict[str, str]) -> str:
+    """scale_web's config with every ``engine`` set to ``auto`` explicitly (the default today),
+    so that the run measures what ``auto`` does on ``runner`` whatever a later default becomes;
+    ``engines`` overrides it per stage (an execution knob: the outputs stay the same)."""
+    config = json.loads(config_text(Web(pages // 2), web, workdir, runner, RUNNER_ARGS[runner]))
+    config["parse"] = {**config.get("parse", {}), "engine": engines.get("parse", "auto")}
+    for name in ENGINE_STAGES:
+        if name in config["detectors"]:
+            config["detectors"][name]["engine"] = engines.get(name, "auto")
+    return json.dumps(config, indent=1)  # JSON is YAML
+
+
+def engine_choice(text: str) -> tuple[str, str]:
+    """``STAGE=ENGINE`` of ``--engine``."""
+    stage, _, engine = text.partition("=")
+    if stage not in ("parse", *ENGINE_STAGES) or engine not in ("auto", "memory", "mapreduce"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected STAGE=auto|memory|mapreduce, STAGE one of "
+                                         f"parse, {', '.join(ENGINE_STAGES)}")
+    return stage, engine
+
+
+def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdir: Path,
+            engines: dict[str, str]) -> dict:
+    """``spamflow run`` on the web with ``runner``, sampled: the figures ``report`` prints."""
+    config = web / f"scale-{runner}.yaml"
+    config.write_text(scale_config(pages, web, workdir, runner, engines))
+    tmp = folder / f"tmp-{pages}-{runner}"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")
+    log = web / f"run-{runner}.log"
     started = time.time()
-    proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=open(web / "run.log", "wb"))
-    sampler = Sampler(proc.pid, web / "run" / "stages", tmp)
-    sampler.start()
-    code = proc.wait()
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        sampler = Sampler(proc.pid, workdir / "stages", tmp)
+        sampler.start()
+        code = proc.wait()
     sampler.done.set()
     sampler.join()
     wall = time.time() - started
     if code != 0:
-        raise SystemExit(f"spamflow run failed ({code}) on {pages} pages; see {web / 'run.log'}")
-    stages = json.loads((web / "run" / "run.json").read_text())["stages"]
+        said = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("spamflow:")]
+        raise SystemExit(f"spamflow run failed ({code}) on {pages} pages, runner {runner}: "
+                         f"{' / '.join(said[-2:]) or 'no message'}; see {log}")
+    stages = json.loads((workdir / "run.json").read_text())["stages"]
     per_stage = {}
     for name, record in stages.items():
         per_stage[name] = {"seconds": float(record.get("seconds") or 0.0),
                            "peak_rss": sampler.peak_rss.get(name, 0), "peak_tmp": sampler.peak_tmp.get(name, 0)}
-    return {"pages": info["pages"], "hosts": info["hosts"], "input_bytes": input_bytes, "generate_s": gen_seconds,
-            "wall_s": wall, "peak_rss": sampler.run_peak_rss, "stages": per_stage}
+    return {"pages": info["pages"], "hosts": info["hosts"], "input_bytes": info["input_bytes"],
+            "generate_s": info["generate_s"], "runner": runner, "wall_s": wall, "peak_rss": sampler.run_peak_rss,
+            "stages": per_stage}
 
 
 def report(results: list[dict]) -> None:
     names = sorted({n for r in results for n in r["stages"]}, key=lambda n: list(results[-1]["stages"]).index(n)
                    if n in results[-1]["stages"] else 99)
     for r in results:
-        print(f"\n{r['pages']:,} pages, {r['hosts']:,} hosts, {r['input_bytes'] / 2**20:,.0f} MiB of WARC: "
+        print(f"\n{r['pages']:,} pages, {r['hosts']:,} hosts, {r['input_bytes'] / 2**20:,.0f} MiB of WARC, "
+              f"runner {r['runner']} {' '.join(RUNNER_ARGS[r['runner']])}: "
               f"{r['wall_s']:,.0f} s end to end ({r['pages'] / r['wall_s']:,.0f} pages/s), "
               f"largest process {r['peak_rss'] / 2**30:.2f} GiB (generation {r['generate_s']:,.0f} s, not counted)")
         print(f"  {'stage':<10} {'seconds':>9} {'pages/s':>9} {'peak RSS':>10} {'tmp/input':>10}")
@@ -174,18 +219,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", type=int, nargs="+", default=[100_000, 1_000_000],
                     help="corpus sizes, pages over both snapshots (default: 10^5 and 10^6)")
     ap.add_argument("--runner", default="local", choices=["inline", "local", "spark"])
+    ap.add_argument("--compare-runners", action="store_true",
+                    help="run each web on the local runner and on Spark local[2] and compare their outputs "
+                         "(compare_runs.py); exit 1 if they differ")
+    ap.add_argument("--engine", type=engine_choice, action="append", default=[], metavar="STAGE=ENGINE",
+                    help="this stage's engine instead of auto, on every runner (repeatable), e.g. links=memory: "
+                         "on Spark links runs one job per power-iteration step")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = ap.parse_args(argv)
-    runner_args = ("--spark-master", "local[2]") if args.runner == "spark" else ()
+    runners = ["local", "spark"] if args.compare_runners else [args.runner]
+    same = True
     with tempfile.TemporaryDirectory(prefix="spamflow-scale-") as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        results = []
+        results: dict[str, list[dict]] = {r: [] for r in runners}
+        webs = []
         for pages in args.pages:
-            results.append(run_size(pages, folder, args.runner, runner_args))
-            print(json.dumps(results[-1]), file=sys.stderr)
-        report(results)
-    return 0
+            web, info = make_web(pages, folder)
+            webs.append(web)
+            for runner in runners:
+                results[runner].append(run_web(pages, web, info, folder, runner, web / f"run-{runner}",
+                                               dict(args.engine)))
+                print(json.dumps(results[runner][-1]), file=sys.stderr)
+        for runner in runners:
+            report(results[runner])
+        if args.compare_runners:
+            for web in webs:
+                print(f"\noutputs of {web.name}, local runner (A) against Spark local[2] (B):")
+                same = compare_runs(web / "run-local", web / "run-spark", Tolerance()) and same
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
