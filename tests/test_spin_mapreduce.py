@@ -88,6 +88,26 @@ def test_engines_give_the_same_pairs_campaigns_and_hosts(tmp_path, runner):
     assert counts["same_immutable_pairs"] > 100 and counts["candidate_pairs"] > 0 and counts["duplicate_pairs"] > 0
 
 
+def test_engines_write_the_same_count_keys_when_no_page_repeats_another(tmp_path):
+    """A snapshot without two pages of the same immutables: both engines write
+    ``same_immutable_pairs: 0`` (the MapReduce engine used to leave the key out)."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    texts = ["alpha bravo charlie delta echo foxtrot golf hotel india juliet",
+             "kilo lima mike november oscar papa quebec romeo sierra tango",
+             "uniform victor whiskey xray yankee zulu amber bronze cobalt denim"]
+    rows = [{"doc_id": i, "url": f"http://h{i}.com/", "host": f"h{i}.com", "domain": f"h{i}.com",
+             "snapshot": "2026-01", "words": t.split(), "links": []} for i, t in enumerate(texts)]
+    schema = pa.schema([("doc_id", pa.int64()), ("url", pa.string()), ("host", pa.string()),
+                        ("domain", pa.string()), ("snapshot", pa.string()), ("words", pa.list_(pa.string())),
+                        ("links", LINKS)])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), folder / "part-00000.parquet")
+    memory = _run(folder, tmp_path / "memory", {**PARAMS, "engine": "memory"})
+    streamed = _run(folder, tmp_path / "mapreduce", {**PARAMS, "engine": "mapreduce"})
+    _same(memory, streamed)
+    assert streamed[1]["same_immutable_pairs"] == 0 == memory[1]["same_immutable_pairs"]
+
+
 def test_auto_engine_follows_the_snapshot_size(tmp_path):
     _page_table(tmp_path / "pages")
     small = _run(tmp_path / "pages", tmp_path / "a", {**PARAMS, "mapreduce_above": 10_000})

@@ -104,6 +104,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["candidate_pairs"] = len(candidates)
     # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
     to_score = work / "pairs.tsv"
+    counts["same_immutable_pairs"] += 0  # written when zero, as the memory engine does
     with open(to_score, "w", encoding="utf-8") as fh:
         for members in groups.values():
             for a, b in combinations(members, 2):
