@@ -31,7 +31,7 @@ from spamflow_spin.params import SpinParams, resolve_dictionary_path
 from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
 from spamflow_spin.streaming import find_spin_streaming
-from spamflow_spin.verifier import mutable_overlap
+from spamflow_spin.verifier import mutable_overlap, spun_pairs
 
 HOST_SCHEMA = host_schema(
     pa.field("pages", pa.int64(), nullable=False),
@@ -150,13 +150,9 @@ def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinPara
             scored += [(a, b, score) for a, b in between_group_pairs(groups, rep_a, rep_b)]
     scored.sort()  # page pairs in order, as the candidates of every page came out before grouping
     counts["pairs_above_immutable_threshold"] = len(scored)
-    for a, b, score in progress_bar(scored, desc="spin: verify", unit="pair", setting=progress):
-        overlap = mutable_overlap(partitions[a].mutables, partitions[b].mutables, dictionary)
-        if overlap < params.verifier_threshold:
-            counts["pairs_rejected_by_verifier"] += 1
-            continue
-        pairs.append({"doc_a": a, "doc_b": b, "immutable_jaccard": score, "mutable_overlap": overlap, "kind": "spun"})
-    counts["spun_pairs"] = sum(p["kind"] == "spun" for p in pairs)
+    overlaps = ((a, b, score, mutable_overlap(partitions[a].mutables, partitions[b].mutables, dictionary))
+                for a, b, score in progress_bar(scored, desc="spin: verify", unit="pair", setting=progress))
+    pairs += spun_pairs(overlaps, params.verifier_threshold, counts)
     return pairs, counts
 
 

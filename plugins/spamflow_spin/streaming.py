@@ -35,6 +35,7 @@ from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, parti
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
 from spamflow_spin.synonyms import write_synonyms
+from spamflow_spin.verifier import spun_pairs
 
 
 def _lines(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
@@ -104,12 +105,10 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["candidate_pairs"] = len(candidates)
     # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
     to_score = work / "pairs.tsv"
-    counts["same_immutable_pairs"] += 0  # written when zero, as the memory engine does
+    counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
     with open(to_score, "w", encoding="utf-8") as fh:
         for members in groups.values():
-            for a, b in combinations(members, 2):
-                counts["same_immutable_pairs"] += 1
-                fh.write(pair_line(a, b))
+            fh.writelines(pair_line(a, b) for a, b in combinations(members, 2))
         for rep_a, rep_b in candidates:
             fh.writelines(pair_line(a, b) for a, b in between_group_pairs(groups, rep_a, rep_b))
     del groups, candidates
@@ -117,12 +116,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
         if to_score.stat().st_size else []
     scored.sort()  # page pairs in order, as find_spin verifies them
     counts["pairs_above_immutable_threshold"] = len(scored)
-    for a, b, score, overlap in scored:
-        if overlap < params.verifier_threshold:
-            counts["pairs_rejected_by_verifier"] += 1
-            continue
-        pairs.append({"doc_a": a, "doc_b": b, "immutable_jaccard": score, "mutable_overlap": overlap, "kind": "spun"})
-    counts["spun_pairs"] = sum(p["kind"] == "spun" for p in pairs)
+    pairs += spun_pairs(scored, params.verifier_threshold, counts)
     return pairs, counts
 
 

@@ -25,7 +25,8 @@ MapReduce verification job runs this very function.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from spamflow_spin.synonyms import SynonymLookup
 
@@ -64,3 +65,18 @@ def mutable_overlap(mutables_a: Sequence[str], mutables_b: Sequence[str], dictio
     overlap = sum(overlap_levels(mutables_a, mutables_b, dictionary))
     union = len(mutables_a) + len(mutables_b) - overlap
     return overlap / union if union else 0.0
+
+
+def spun_pairs(scored: Iterable[tuple[int, int, float, float]], threshold: float,
+               counts: Counter[str]) -> list[dict[str, Any]]:
+    """The pair records of the scored pairs ``(doc_a, doc_b, immutable Jaccard, mutable
+    overlap)`` whose overlap reaches ``threshold``; the others counted in ``counts`` as
+    ``pairs_rejected_by_verifier``, the kept ones as ``spun_pairs`` (both engines of the stage)."""
+    out = []
+    for a, b, score, overlap in scored:
+        if overlap < threshold:
+            counts["pairs_rejected_by_verifier"] += 1
+            continue
+        out.append({"doc_a": a, "doc_b": b, "immutable_jaccard": score, "mutable_overlap": overlap, "kind": "spun"})
+    counts["spun_pairs"] = len(out)
+    return out
