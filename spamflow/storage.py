@@ -178,6 +178,15 @@ def published_url(local: str | Path) -> str | None:
     return None
 
 
+def task_location(file: str | Path) -> str:
+    """How a MapReduce job's input line names a file its tasks read: a URL (any scheme) as it
+    is, a file in a remote workdir's cache as its published URL (workers on any machine reach
+    it), any other file as its absolute path."""
+    if "://" in str(file):
+        return str(file)
+    return published_url(file) or str(Path(file).resolve())
+
+
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/spamflow``, else ``~/.cache/spamflow``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

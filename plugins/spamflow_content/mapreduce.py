@@ -59,19 +59,11 @@ def job_inputs(pages: ds.Dataset, index: pa.Table, work: Path, runner: str,
     flags, from the in-process sampling index)."""
     work.mkdir(parents=True, exist_ok=True)
     parts = work / "parts.txt"
-    located = [part_location(f) for f in pages.files]
+    located = [storage.task_location(f) for f in pages.files]
     parts.write_text("".join(f + "\n" for f in sorted(located)), encoding="utf-8")
     sample = work / "sample.parquet"
     pq.write_table(index.filter(index["sampled"]).select(["doc_id", "is_home", "is_max_linked"]), sample)
     return JobInputs(parts, sample, runner, runner_args)
-
-
-def part_location(file: str) -> str:
-    """What a job's input line names for one part: a URL as it is, a file in a remote
-    workdir's cache as its published URL, any other file as its absolute path."""
-    if "://" in file:
-        return file
-    return storage.published_url(file) or str(Path(file).resolve())
 
 
 def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path) -> tuple[pa.Table, sp.csr_matrix,

@@ -38,10 +38,10 @@ def host_graphs_mapreduce(parts: Sequence[Path], workdir: Path, *, nofollow: boo
     inputs.mkdir(parents=True, exist_ok=True)
     listed, remote = [], False
     for i, part in enumerate(sorted(parts)):
-        url = storage.published_url(part)
-        remote = remote or url is not None
+        location = storage.task_location(part)
+        remote = remote or storage.is_url(location)
         listed.append(inputs / f"{i:05d}.txt")
-        listed[-1].write_text(f"{url or Path(part).resolve()}\n")
+        listed[-1].write_text(f"{location}\n")
     if not listed:
         return np.array([], dtype=object), []
     if remote and runner != "inline":
