@@ -171,14 +171,14 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
     arc = is_arc(path)
     with open(path, "rb") as fh, (ArcRecordEnds if arc else RecordEnds)(path, gz) as ends:
         start: int | None = 0
+
+        def item_of(offset: int, record: ArcWarcRecord) -> WarcRecord:
+            item = WarcRecord(name, offset, record)
+            if wants_payload(item):
+                item._read_payload(max_bytes)
+            return item
+
         if gz and not arc:  # the well-formed records first, inflated by FastWARC (``spamflow.parse.fast_records``)
-
-            def item_of(offset: int, record: ArcWarcRecord) -> WarcRecord:
-                item = WarcRecord(name, offset, record)
-                if wants_payload(item):
-                    item._read_payload(max_bytes)
-                return item
-
             start = yield from fast_records(fh, item_of)
         # warcio words an unreadable record's error by whether it has read a record before;
         # after records read fast it has, as if it had read them itself
@@ -198,9 +198,7 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
                     if arc:
                         check_arc_header(record)
                         record.rec_headers.replace_header("WARC-Record-ID", arc_record_id(name, iterator.offset))
-                    item = WarcRecord(name, iterator.offset, record)
-                    if wants_payload(item):
-                        item._read_payload(max_bytes)
+                    item = item_of(iterator.offset, record)
                     errors_before = iterator.err_count
                     iterator.read_to_end()
                     problem = ends.check(iterator, item.offset, record, errors_before, keep=max_bytes + (64 << 10))
