@@ -13,6 +13,7 @@ remote file is downloaded to a spool file in the stage's work folder and deleted
 from __future__ import annotations
 
 import gzip
+import uuid
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -146,8 +147,10 @@ def read_paths_file(location: str, base_url: str | None) -> list[str]:
     return out
 
 
+FIRST_HEAD_BYTES = 1 << 16
+"""How much of a remote file ingest reads first to find its first WARC-Date."""
 HEAD_BYTES = 1 << 20
-"""How much of a remote file ingest reads to find its first WARC-Date."""
+"""How much it reads next, when the first head does not settle it."""
 
 
 @contextmanager
@@ -158,7 +161,7 @@ def head_copy(location: str, spool_dir: Path, nbytes: int = HEAD_BYTES) -> Itera
         yield Path(location)
         return
     spool_dir.mkdir(parents=True, exist_ok=True)
-    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-head"
+    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-{uuid.uuid4().hex[:12]}-head"  # files read at once
     try:
         try:
             with _filesystem(location).open(location, "rb", block_size=nbytes) as fh:
@@ -179,7 +182,7 @@ def local_copy(location: str, spool_dir: Path) -> Iterator[Path]:
         return
     spool_dir.mkdir(parents=True, exist_ok=True)
     name = location.rstrip("/").rsplit("/", 1)[-1] or "object"
-    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-{name}"
+    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-{uuid.uuid4().hex[:12]}-{name}"
     try:
         try:
             _filesystem(location).get_file(location, str(spool))  # streamed: one plain GET, no range requests
