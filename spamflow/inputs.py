@@ -13,9 +13,12 @@ remote file is downloaded to a spool file in the stage's work folder and deleted
 from __future__ import annotations
 
 import gzip
+import uuid
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +57,69 @@ def remote_identity(url: str) -> dict[str, Any]:
         info = _filesystem(url).info(url)
     except Exception as exc:  # noqa: BLE001 - every client failure is the same bad input
         raise _error(url, exc) from exc
+    return _identity_of(url, info)
+
+
+def _identity_of(url: str, info: dict[str, Any]) -> dict[str, Any]:
     size = info.get("size")
     if size is None:
         raise RemoteInputError(f"{url}: the server reports no size")
     etag = info.get("ETag") or info.get("etag")
     modified = info.get("LastModified") or info.get("Last-Modified") or info.get("last_modified")
+    if isinstance(modified, datetime):  # a listing's has milliseconds, HeadObject's whole seconds
+        modified = modified.replace(microsecond=0)
     return {"bytes": int(size), "etag": str(etag) if etag else None,
             "last_modified": str(modified) if modified else None}
+
+
+HEAD_WORKERS = 16
+"""Requests in flight at once when planning asks an HTTP server about many files."""
+
+
+def remote_identities(urls: list[str]) -> list[dict[str, Any] | RemoteInputError]:
+    """:func:`remote_identity` of each URL (or its error), in order, without one request after
+    another: the objects of an ``s3://`` folder come from one listing of the folder (1,000
+    per request), the rest from ``HEAD_WORKERS`` requests at a time.  A Common Crawl paths
+    file names ~90,000 files; one by one that was an hour of planning."""
+    found: dict[str, dict[str, Any] | RemoteInputError] = {}
+    by_folder: dict[str, list[str]] = {}
+    for url in urls:
+        if url.startswith("s3://"):
+            by_folder.setdefault(url.rsplit("/", 1)[0], []).append(url)
+    for folder, members in by_folder.items():
+        if len(members) > 1:
+            found.update(_listed(folder, members))
+    rest = [url for url in dict.fromkeys(urls) if url not in found]
+    if rest:
+        with ThreadPoolExecutor(HEAD_WORKERS) as pool:
+            found.update(zip(rest, pool.map(_identity_or_error, rest)))
+    return [found[url] for url in urls]
+
+
+def _listed(folder: str, members: list[str]) -> dict[str, dict[str, Any] | RemoteInputError]:
+    """Identities of ``members`` found in one listing of ``folder``; a member the listing lacks
+    (or a listing that fails) is left to be asked for on its own."""
+    try:
+        entries = _filesystem(folder).ls(folder, detail=True)
+    except Exception:  # noqa: BLE001 - each member is then asked on its own, with its own error
+        return {}
+    by_name = {"s3://" + str(entry["name"]).removeprefix("s3://"): entry for entry in entries
+               if entry.get("type") == "file"}
+    out: dict[str, dict[str, Any] | RemoteInputError] = {}
+    for url in members:
+        if url in by_name:
+            try:
+                out[url] = _identity_of(url, by_name[url])
+            except RemoteInputError as exc:
+                out[url] = exc
+    return out
+
+
+def _identity_or_error(url: str) -> dict[str, Any] | RemoteInputError:
+    try:
+        return remote_identity(url)
+    except RemoteInputError as exc:
+        return exc
 
 
 def read_paths_file(location: str, base_url: str | None) -> list[str]:
@@ -88,8 +147,10 @@ def read_paths_file(location: str, base_url: str | None) -> list[str]:
     return out
 
 
+FIRST_HEAD_BYTES = 1 << 16
+"""How much of a remote file ingest reads first to find its first WARC-Date."""
 HEAD_BYTES = 1 << 20
-"""How much of a remote file ingest reads to find its first WARC-Date."""
+"""How much it reads next, when the first head does not settle it."""
 
 
 @contextmanager
@@ -100,7 +161,7 @@ def head_copy(location: str, spool_dir: Path, nbytes: int = HEAD_BYTES) -> Itera
         yield Path(location)
         return
     spool_dir.mkdir(parents=True, exist_ok=True)
-    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-head"
+    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-{uuid.uuid4().hex[:12]}-head"  # files read at once
     try:
         try:
             with _filesystem(location).open(location, "rb", block_size=nbytes) as fh:
@@ -121,7 +182,7 @@ def local_copy(location: str, spool_dir: Path) -> Iterator[Path]:
         return
     spool_dir.mkdir(parents=True, exist_ok=True)
     name = location.rstrip("/").rsplit("/", 1)[-1] or "object"
-    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-{name}"
+    spool = spool_dir / f"{zlib.crc32(location.encode()):08x}-{uuid.uuid4().hex[:12]}-{name}"
     try:
         try:
             _filesystem(location).get_file(location, str(spool))  # streamed: one plain GET, no range requests

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from spamflow.config import Config, detector_upstream
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
-from spamflow.inputs import RemoteInputError, is_remote, remote_identity
+from spamflow.inputs import RemoteInputError, is_remote, remote_identities
 from spamflow.planned import PlannedStage, stage_dir
 from spamflow.plugins import SpamflowPlugins
 from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
@@ -115,16 +115,18 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
                          "base_dir": str(config.base_dir)}, ())
         add(IngestStage, {"from_crawl": True}, ("crawl",))
     else:
+        inputs = [(label, loc) for label, locations in config.warc_inputs().items() for loc in locations]
+        remote = [loc for _, loc in inputs if is_remote(loc)]
+        identities = dict(zip(remote, remote_identities(remote)))
         files = []
-        for label, locations in config.warc_inputs().items():
-            for loc in locations:
-                if is_remote(loc):
-                    files.append({"path": loc, "mtime_ns": 0, "snapshot": label, **_remote_identity(loc)})
-                    continue
-                p = Path(loc)
-                st = p.stat()
-                files.append({"path": str(p.resolve()), "bytes": st.st_size,
-                              "mtime_ns": st.st_mtime_ns, "snapshot": label})
+        for label, loc in inputs:
+            if is_remote(loc):
+                files.append({"path": loc, "mtime_ns": 0, "snapshot": label, **_identity_entry(identities[loc])})
+                continue
+            p = Path(loc)
+            st = p.stat()
+            files.append({"path": str(p.resolve()), "bytes": st.st_size,
+                          "mtime_ns": st.st_mtime_ns, "snapshot": label})
         add(IngestStage, {"files": files}, ())
     add(ParseStage, config.model.parse.model_dump(mode="json"), ("ingest",))
 
@@ -155,10 +157,9 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     return planned
 
 
-def _remote_identity(url: str) -> dict[str, Any]:
+def _identity_entry(identity: dict[str, Any] | RemoteInputError) -> dict[str, Any]:
     """Size, ETag and Last-Modified as the server reports them; an object the server cannot
     describe keeps its error for ingest to count (or fail on, with --strict)."""
-    try:
-        return remote_identity(url)
-    except RemoteInputError as exc:
-        return {"bytes": -1, "error": str(exc)}
+    if isinstance(identity, RemoteInputError):
+        return {"bytes": -1, "error": str(identity)}
+    return identity

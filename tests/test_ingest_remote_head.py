@@ -1,5 +1,5 @@
 """Ingest looks at the start of a remote file, not all of it: an unlabelled file's snapshot
-comes from its first MiB (the whole file only when that does not settle it), and a file the
+comes from its first 64 KiB, then its first MiB (the whole file only when that does not settle it), and a file the
 config labels is not read at all.  Served by a real HTTP server on 127.0.0.1 that honours
 Range requests, as S3 and Common Crawl's servers do, and counts the bytes it sends."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from spamflow.detector import RunSettings, StageContext
-from spamflow.inputs import HEAD_BYTES, remote_identity
+from spamflow.inputs import FIRST_HEAD_BYTES, HEAD_BYTES, remote_identity
 from spamflow.stages.ingest import IngestParams, IngestStage, WarcFile
 
 from warc_factory import Resp, html, write_warc
@@ -98,7 +98,9 @@ def _file(url: str, snapshot: str | None = None) -> WarcFile:
     return WarcFile(path=url, mtime_ns=0, snapshot=snapshot, **{k: v for k, v in remote_identity(url).items()})
 
 
-def test_an_unlabelled_remote_file_is_dated_from_its_first_mib(tmp_path, served):
+def test_an_unlabelled_remote_file_is_dated_from_its_first_64_kib(tmp_path, served):
+    """Its first records are short (as a Common Crawl file's warcinfo record is): the first
+    64 KiB date it, not the first MiB (nor all of it)."""
     root, base, sent = served
     pages = [Resp(f"http://site{i}.example/", html(f"page {i}", _noise(20_000, i)), date="2026-03-04T05:06:07Z")
              for i in range(300)]
@@ -107,7 +109,7 @@ def test_an_unlabelled_remote_file_is_dated_from_its_first_mib(tmp_path, served)
     assert size > 3 * HEAD_BYTES
     result = _ingest(tmp_path, [_file(f"{base}/big.warc.gz")])
     assert '"snapshot": "2026-03"' in result["rows"] and f'"bytes": {size}' in result["rows"]
-    assert 0 < sent["/big.warc.gz"] <= 2 * HEAD_BYTES, "ingest downloaded more than the head"
+    assert 0 < sent["/big.warc.gz"] <= 2 * FIRST_HEAD_BYTES, "ingest downloaded more than the first head"
     assert result["left"] == [], "the spool file is removed"
 
 
@@ -133,3 +135,44 @@ def test_a_remote_file_that_is_not_warc_is_counted_with_its_url(tmp_path, served
     result = _ingest(tmp_path, [_file(f"{base}/junk.warc.gz")])
     assert result["counts"]["bad_not_warc"] == 1 and result["counts"]["files"] == 0
     assert result["bad"][0]["file"] == f"{base}/junk.warc.gz"
+
+
+class PairedRangeHandler(RangeHandler):
+    """Holds each ranged GET until a second one is in flight (at most 10 s), and records
+    whether any two were in flight at once."""
+
+    barrier: threading.Barrier
+    paired: list[bool]
+
+    def send_head(self):  # type: ignore[no-untyped-def]
+        if self.command == "GET" and self.headers.get("Range"):
+            try:
+                self.barrier.wait()
+                self.paired.append(True)
+            except threading.BrokenBarrierError:
+                self.barrier.reset()
+        return super().send_head()
+
+
+def test_unlabelled_remote_files_are_read_several_at_a_time(tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    sent: Counter[str] = Counter()
+    paired: list[bool] = []
+    handler = type("H", (PairedRangeHandler,), {"sent": sent, "paired": paired,
+                                                "barrier": threading.Barrier(2, timeout=10)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        for i in range(4):
+            write_warc(root / f"f{i}.warc.gz", [Resp(f"http://s{i}.example/", html("t", _noise(90_000, i)),
+                                                     date=f"2026-0{i + 1}-02T03:04:05Z")])
+        files = [_file(f"{base}/f{i}.warc.gz") for i in range(4)]
+        result = _ingest(tmp_path, files)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [line.split('"snapshot": "')[1][:7] for line in result["rows"].splitlines()] == \
+        ["2026-01", "2026-02", "2026-03", "2026-04"]
+    assert paired, "every file was read alone, one after another"
