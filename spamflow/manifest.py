@@ -51,6 +51,7 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
             "params": record["params"],
             "counts": record["counts"],
             "seconds": record["seconds"],
+            "cpu_seconds": record.get("cpu_seconds"),
             "complete": True,
             "ran_now": name in ran,
             "signature": record["signature"],

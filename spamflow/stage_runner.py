@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import resource
 import shutil
 import time
 import uuid
@@ -147,6 +148,16 @@ def publish(tmp: Path, stage: PlannedStage) -> None:
     storage.replace_dir(tmp, Path(stage.local_directory))
 
 
+def cpu_seconds_so_far() -> float:
+    """CPU seconds (user + system) of this process and of every process it started and waited
+    for.  A stage's is the difference over its run: its own CPU time and its workers' and
+    jobs' (a multiprocessing pool, mrjob's tasks, Spark's JVM), which wall time on a shared
+    machine does not tell.  Luigi runs one task at a time per process, so nothing else's
+    CPU time falls in the difference."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: RunSettings) -> dict[str, Any]:
     """Run ``stage`` (its upstream stages must be complete) and publish its directory."""
     cls = load_stage_class(stage.stage_class)
@@ -162,7 +173,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
         outdir=tmp,
         settings=settings,
     )
-    started = time.time()
+    started, cpu_started = time.time(), cpu_seconds_so_far()
     try:
         result = cls().run(ctx)
         missing = [name for name, rel in result.outputs.items() if not (tmp / rel).exists()]
@@ -184,6 +195,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "host_tables": host_tables,
             "counts": result.counts,
             "seconds": round(time.time() - started, 3),
+            "cpu_seconds": round(cpu_seconds_so_far() - cpu_started, 3),
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "bad_records_total": len(result.bad_records),
             "bad_records": result.bad_records[:BAD_RECORDS_IN_MANIFEST],
