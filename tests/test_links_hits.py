@@ -113,3 +113,15 @@ def test_temporal_columns_walk_t1_personalized_on_change():
         assert np.isnan(f["HitsAuth"][4]) and np.isnan(f["HitsHub"][4])
         got[weights] = f["HitsHub"][:4]
     assert np.abs(got["binary"] - got["counts"]).max() > 1e-3  # the link counts did count
+
+
+def test_stopping_before_convergence_is_logged(caplog):
+    adjacency = sp.csr_matrix(([1.0, 1.0], ([0, 1], [1, 2])), shape=(3, 3))
+    with caplog.at_level("WARNING", logger="spamflow_links.hits"):
+        _, _, iterations = personalized_hits(adjacency, np.array([0.0, 0.0, 1.0]), 1.0, max_iter=3)
+    assert iterations == 3
+    assert "personalized HITS stopped after 3 iterations on 3 nodes with a last change of" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="spamflow_links.hits"):
+        personalized_hits(adjacency, np.array([0.0, 0.0, 1.0]), 1.0)
+    assert caplog.text == ""

@@ -14,10 +14,14 @@ amount of score proportional to the personalization distribution".
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import scipy.sparse as sp
 
 from spamflow_links.ranks import check_weights
+
+log = logging.getLogger(__name__)
 
 
 def change_personalization(change: np.ndarray, change_T: float) -> np.ndarray:
@@ -48,7 +52,7 @@ def personalized_hits(adjacency: sp.spmatrix, p: np.ndarray, c: float = 200.0, *
     entries = the edge weights w). Starts from a = h = 1, updates a from h and then h from the
     new a (Kleinberg's order; the fixed point does not depend on it), and stops when no
     element of a or h moved by more than ``tol`` (both have max 1, so this is a relative
-    tolerance) or after ``max_iter`` iterations."""
+    tolerance) or after ``max_iter`` iterations, then logging a warning with the last change."""
     a_mat = sp.csr_matrix(adjacency, dtype=np.float64)
     check_weights(a_mat)
     n = a_mat.shape[0]
@@ -68,5 +72,7 @@ def personalized_hits(adjacency: sp.spmatrix, p: np.ndarray, c: float = 200.0, *
         moved = max(float(np.abs(new_auth - auth).max()), float(np.abs(new_hub - hub).max()))
         auth, hub = new_auth, new_hub
         if moved < tol:
-            break
+            return auth, hub, iterations
+    log.warning("personalized HITS stopped after %d iterations on %d nodes with a last change of %.3g (tol %.3g)",
+                iterations, n, moved, tol)
     return auth, hub, iterations
