@@ -64,12 +64,13 @@ def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext,
 
 class LinksDetector(Detector):
     name = "links"
-    version = "4"  # 4: rank indices take values a rounding error apart as ties (by node id, as documented);
+    version = "5"  # 5: adds HitsAuth and HitsHub (personalized HITS) to the temporal table;
+    # 4: rank indices take values a rounding error apart as ties (by node id, as documented);
     # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1 host graph, as
     # documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
-                   "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank and change(u) "
-                   "between consecutive snapshots.")
+                   "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank, change(u) "
+                   "and personalized HITS between consecutive snapshots.")
     Params = LinksParams
     host_tables = (PerHostTable("hosts"),  # its columns depend on the parameters: every numeric one is a feature
                    PerHostTable("temporal", snapshot_column="snapshot_t1", optional=True))
@@ -134,7 +135,8 @@ class LinksDetector(Detector):
             f = temporal_features(g0.adjacency, g1.adjacency, g0.crawled, g1.crawled, g0.words, g1.words,
                                   xjaccard_c=params.xjaccard_c, psimrank_c=params.psimrank_c,
                                   fingerprints=params.fingerprints, exact_max_nodes=params.exact_max_nodes,
-                                  seed=params.seed, progress=progress)
+                                  seed=params.seed, hits_c=params.hits_c, change_T=params.change_T,
+                                  tol=params.tol, rank_weights=params.rank_weights, progress=progress)
             rows = np.flatnonzero(g0.crawled | g1.crawled)
             temporal_tables.append(feature_table(
                 {"snapshot_t0": pa.array([g0.snapshot] * len(rows), pa.string()),

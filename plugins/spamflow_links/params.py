@@ -25,6 +25,12 @@ class LinksParams(DetectorParams):
         default_factory=list, description="known-good hosts (or domains) TrustRank starts from; empty: no trustrank")
     xjaccard_c: float = Field(0.1, gt=0.0, lt=1.0, description="XJaccard decay c (Erdélyi et al. 3.1.3: 0.1)")
     psimrank_c: float = Field(0.15, gt=0.0, lt=1.0, description="PSimRank decay c (Erdélyi et al. 3.1.4: 0.15)")
+    hits_c: float = Field(200.0, ge=0.0, description=(
+        "importance c of the supersource of personalized HITS (Göbölös-Szabó & Benczúr 2.5: 200): the score it "
+        "hands out per iteration, split by the change personalization"))
+    change_T: float = Field(10.0, gt=0.0, description=(
+        "saturation T of change(u) in the HITS personalization change/(change + T) (Göbölös-Szabó & Benczúr eq. 2: "
+        "10)"))
     fingerprints: int = Field(
         64, ge=1, description="min-hash permutations for XJaccard and coupled walk pairs for PSimRank")
     exact_max_nodes: int = Field(

@@ -1,16 +1,20 @@
 """All temporal link features of one snapshot pair (Erdélyi et al. section 3.1, and change(u)),
 on graphs that share one node index: rates, CRCC, XJaccard and PSimRank along time on the graph
 and on its transpose, their means and variances over neighbours and the derived ratio and log
-features of section 3.1.3."""
+features of section 3.1.3; and personalized HITS on t1's graph from the hosts that changed
+(Göbölös-Szabó & Benczúr section 2.5)."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from spamflow.progress import progress_bar
+from spamflow_links.hits import change_personalization, personalized_hits
 from spamflow_links.psimrank import psimrank
-from spamflow_links.static_features import neighbour_mean_var, ratio
+from spamflow_links.static_features import neighbour_mean_var, rank_matrix, ratio
 from spamflow_links.temporal_rates import rate_features
 from spamflow_links.xjaccard import jaccard_layers_exact, jaccard_layers_minhash, xjaccard
 
@@ -50,12 +54,18 @@ def similarity_columns(name: str, sim: dict[int, np.ndarray], neighbours: sp.csr
 def temporal_features(a0: sp.spmatrix, a1: sp.spmatrix, crawled0: np.ndarray, crawled1: np.ndarray,
                       words0: np.ndarray, words1: np.ndarray, *, xjaccard_c: float = 0.1, psimrank_c: float = 0.15,
                       fingerprints: int = 64, exact_max_nodes: int = 5000, seed: int = 0,
+                      hits_c: float = 200.0, change_T: float = 10.0, tol: float = 1e-10,
+                      rank_weights: Literal["binary", "counts"] = "binary",
                       progress: bool | None = False) -> dict[str, np.ndarray]:
-    """Every temporal feature of every node; NaN for nodes not crawled in both snapshots."""
+    """Every temporal feature of every node; NaN for nodes not crawled in both snapshots.
+    ``HitsAuth`` and ``HitsHub`` walk t1's graph (weights as the ranks': ``rank_weights``)."""
     both = np.asarray(crawled0, dtype=bool) & np.asarray(crawled1, dtype=bool)
     a0, a1 = sp.csr_matrix(a0), sp.csr_matrix(a1)
     in_t1 = sp.csr_matrix(a1.T)
     f = rate_features(a0, a1, both, words0, words1)
+    auth, hub, _ = personalized_hits(rank_matrix(a1, rank_weights), change_personalization(f["change"], change_T),
+                                     hits_c, tol=tol)
+    f["HitsAuth"], f["HitsHub"] = np.where(both, auth, np.nan), np.where(both, hub, np.nan)
     exact = a0.shape[0] <= exact_max_nodes
     steps = progress_bar(total=4, desc="temporal similarities", setting=progress)
     for direction, g0, g1 in (("out", a0, a1), ("in", sp.csr_matrix(a0.T), in_t1)):
