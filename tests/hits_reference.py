@@ -24,3 +24,14 @@ def dense_hits(w: np.ndarray, p: np.ndarray, c: float, tol: float = 1e-14,
         if moved < tol:
             return a, h
     raise AssertionError("the dense iteration did not converge")
+
+
+def dense_ppr(w: np.ndarray, p: np.ndarray, c: float) -> np.ndarray:
+    """Eq. (3) solved as a linear system: PPR = (1 - c) Mᵀ PPR + c p, M[u, v] = w(uv) / w(u),
+    where a node without out-links jumps along p (uniform if p is all zeros), as the code's
+    stated choice for what eq. (3) leaves open."""
+    n = len(p)
+    jump = p / p.sum() if p.sum() > 0 else np.full(n, 1.0 / n)
+    out = w.sum(axis=1)
+    m = np.array([w[u] / out[u] if out[u] > 0 else jump for u in range(n)])
+    return np.linalg.solve(np.eye(n) - (1.0 - c) * m.T, c * jump)

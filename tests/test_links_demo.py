@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 import scipy.sparse as sp
-from hits_reference import dense_hits
+from hits_reference import dense_hits, dense_ppr
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_static_features_rows_and_trustrank(demo_run):
 
 
 def test_personalized_hits_on_the_demo(demo_run):
-    """HitsAuth / HitsHub: finite for every host crawled in both snapshots, missing for the
+    """HitsAuth / HitsHub (and ChangePPR, eq. 3, against its dense linear solution): finite for every host crawled in both snapshots, missing for the
     others; equal within 1e-9 to the dense iteration of eqs. (7)-(8) on the demo's 2026-02 host
     graph personalized on its change(u); every host that changed has more authority than every
     host that did not (unchanged spin blogs get no in-links and no supersource share: 0), and
@@ -105,9 +105,11 @@ def test_personalized_hits_on_the_demo(demo_run):
     s = change / (change + params["change_T"])
     w = (sp.load_npz(Path(links["outputs"]["graphs"]) / "2026-02.npz").toarray() > 0).astype(float)
     want_a, want_h = dense_hits(w, s / s.sum(), params["hits_c"])
+    want_ppr = dense_ppr(w, s / s.sum(), params["ppr_c"])
     for r in both:
         i = position[r["host"]]
         assert abs(r["HitsAuth"] - want_a[i]) < 1e-9 and abs(r["HitsHub"] - want_h[i]) < 1e-9, r["host"]
+        assert abs(r["ChangePPR"] - want_ppr[i]) < 1e-9, r["host"]
     changed = [r["HitsAuth"] for r in both if r["change"] > 0]
     unchanged = [r["HitsAuth"] for r in both if r["change"] == 0]
     assert len(changed) >= 30 and len(unchanged) >= 10

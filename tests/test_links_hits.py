@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hits_reference import dense_hits
+from hits_reference import dense_hits, dense_ppr
 
-from spamflow_links.hits import change_personalization, personalized_hits
+from spamflow_links.hits import change_pagerank, change_personalization, personalized_hits
 from spamflow_links.hostgraph import graph_from_edges
 from spamflow_links.temporal_features import temporal_features
 
@@ -111,6 +111,8 @@ def test_temporal_columns_walk_t1_personalized_on_change():
         assert np.abs(f["HitsAuth"][:4] - want_a[:4]).max() < 1e-9
         assert np.abs(f["HitsHub"][:4] - want_h[:4]).max() < 1e-9
         assert np.isnan(f["HitsAuth"][4]) and np.isnan(f["HitsHub"][4])
+        want_ppr = dense_ppr(a1 if weights == "counts" else (a1 > 0).astype(float), s / s.sum(), 0.9)
+        assert np.abs(f["ChangePPR"][:4] - want_ppr[:4]).max() < 1e-9 and np.isnan(f["ChangePPR"][4])
         got[weights] = f["HitsHub"][:4]
     assert np.abs(got["binary"] - got["counts"]).max() > 1e-3  # the link counts did count
 
@@ -125,3 +127,28 @@ def test_stopping_before_convergence_is_logged(caplog):
     with caplog.at_level("WARNING", logger="spamflow_links.hits"):
         personalized_hits(adjacency, np.array([0.0, 0.0, 1.0]), 1.0)
     assert caplog.text == ""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_change_pagerank_solves_eq_3(seed):
+    """PPR_p (section 2.4, eq. 3) on random weighted graphs with dangling nodes equals the dense
+    linear solution, at the paper's c = 0.9 and a weak c = 0.15; p = 0 is PageRank with damping
+    1 - c (networkx's, on the same graph)."""
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(seed)
+    n = 30
+    w = np.where(rng.random((n, n)) < 0.1, rng.integers(1, 4, (n, n)), 0).astype(float)
+    w[rng.choice(n, 4, replace=False)] = 0.0  # dangling nodes
+    np.fill_diagonal(w, 0.0)
+    p = np.where(rng.random(n) < 0.3, rng.random(n), 0.0)
+    p /= p.sum()
+    for c in (0.9, 0.15):
+        got = change_pagerank(sp.csr_matrix(w), p, c, tol=1e-14)
+        assert np.abs(got - dense_ppr(w, p, c)).max() < 1e-9
+        assert got.sum() == pytest.approx(1.0, abs=1e-12)
+    plain = change_pagerank(sp.csr_matrix(w), np.zeros(n), 0.15, tol=1e-14)
+    graph = nx.from_numpy_array(w, create_using=nx.DiGraph)
+    want = nx.pagerank(graph, alpha=0.85, tol=1e-15, max_iter=10_000, weight="weight")
+    assert np.abs(plain - np.array([want[i] for i in range(n)])).max() < 1e-9
+    with pytest.raises(ValueError, match="c must be in"):
+        change_pagerank(sp.csr_matrix(w), p, 0.0)

@@ -244,7 +244,7 @@ def test_stage_features_are_the_same_on_both_engines(tmp_path):
                        exact_max_nodes=exact_max_nodes)
         assert mr["counts"].pop("mapreduce_jobs") > 0 and "mapreduce_jobs" not in memory["counts"]
         assert mr["counts"] == memory["counts"]
-        assert {"change", "HitsAuth", "HitsHub"} <= set(memory["temporal"].column_names)
+        assert {"change", "HitsAuth", "HitsHub", "ChangePPR"} <= set(memory["temporal"].column_names)
         assert mr["temporal"].equals(memory["temporal"])  # computed in this process on both engines
         got, want = mr["hosts"], memory["hosts"]
         assert got.column_names == want.column_names == ["snapshot", "host", *STATIC_COLUMNS]
@@ -279,7 +279,7 @@ def test_demo_page_table_gives_the_same_features_on_both_engines(demo_once, tmp_
     for npz in (mem / "graphs").glob("*.npz"):
         assert (sp.load_npz(npz) != sp.load_npz(mr / "graphs" / npz.name)).nnz == 0
     temporal = pq.read_table(mem / "temporal.parquet")
-    assert {"change", "HitsAuth", "HitsHub"} <= set(temporal.column_names)
+    assert {"change", "HitsAuth", "HitsHub", "ChangePPR"} <= set(temporal.column_names)
     assert pq.read_table(mr / "temporal.parquet").equals(temporal)
     got, want = pq.read_table(mr / "hosts.parquet"), pq.read_table(mem / "hosts.parquet")
     assert got.column_names == want.column_names and got["host"].equals(want["host"])

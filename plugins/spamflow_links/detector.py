@@ -135,7 +135,7 @@ class LinksDetector(Detector):
             f = temporal_features(g0.adjacency, g1.adjacency, g0.crawled, g1.crawled, g0.words, g1.words,
                                   xjaccard_c=params.xjaccard_c, psimrank_c=params.psimrank_c,
                                   fingerprints=params.fingerprints, exact_max_nodes=params.exact_max_nodes,
-                                  seed=params.seed, hits_c=params.hits_c, change_T=params.change_T,
+                                  seed=params.seed, hits_c=params.hits_c, change_T=params.change_T, ppr_c=params.ppr_c,
                                   tol=params.tol, rank_weights=params.rank_weights, progress=progress)
             rows = np.flatnonzero(g0.crawled | g1.crawled)
             temporal_tables.append(feature_table(

@@ -1,5 +1,6 @@
 """Personalized HITS with a supersource (Göbölös-Szabó & Benczúr, Temporal Wikipedia search by
-edits and linkage, section 2.5), personalized on the change between two snapshots.
+edits and linkage, section 2.5), and their personalized PageRank (section 2.4), both
+personalized on the change between two snapshots.
 
 The supersource is a node linked to every node with weight p(v); each iteration it hands out
 ``c`` units of score split by p, so authority and hub flow from the hosts that changed:
@@ -19,7 +20,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from spamflow_links.ranks import check_weights
+from spamflow_links.ranks import check_weights, pagerank
 
 log = logging.getLogger(__name__)
 
@@ -76,3 +77,14 @@ def personalized_hits(adjacency: sp.spmatrix, p: np.ndarray, c: float = 200.0, *
     log.warning("personalized HITS stopped after %d iterations on %d nodes with a last change of %.3g (tol %.3g)",
                 iterations, n, moved, tol)
     return auth, hub, iterations
+
+
+def change_pagerank(adjacency: sp.spmatrix, p: np.ndarray, c: float = 0.9, *, tol: float = 1e-10) -> np.ndarray:
+    """PPR_p of eq. (3): PPR(v) = (1 - c) sum_{uv in E} PPR(u) w(uv)/w(u) + c p(v), with c the
+    probability of jumping back to p (the paper's c = 0.9: strongly personalized). A host
+    without out-links (eq. 3 leaves it open) sends its score along p, as TrustRank's do; if
+    nothing changed (p = 0) the jump is uniform: plain PageRank with damping 1 - c."""
+    if not 0.0 < c <= 1.0:
+        raise ValueError(f"the PageRank personalization c must be in (0, 1], got {c}")
+    p = np.asarray(p, dtype=np.float64)
+    return pagerank(adjacency, 1.0 - c, teleport=p if p.sum() > 0 else None, tol=tol)

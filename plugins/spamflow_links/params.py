@@ -28,6 +28,9 @@ class LinksParams(DetectorParams):
     hits_c: float = Field(200.0, ge=0.0, description=(
         "importance c of the supersource of personalized HITS (Göbölös-Szabó & Benczúr 2.5: 200): the score it "
         "hands out per iteration, split by the change personalization"))
+    ppr_c: float = Field(0.9, gt=0.0, le=1.0, description=(
+        "probability c of jumping back to the change personalization in the personalized PageRank ChangePPR "
+        "(Göbölös-Szabó & Benczúr eq. 3: 0.9)"))
     change_T: float = Field(10.0, gt=0.0, description=(
         "saturation T of change(u) in the HITS personalization change/(change + T) (Göbölös-Szabó & Benczúr eq. 2: "
         "10)"))

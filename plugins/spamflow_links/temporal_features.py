@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spamflow.progress import progress_bar
-from spamflow_links.hits import change_personalization, personalized_hits
+from spamflow_links.hits import change_pagerank, change_personalization, personalized_hits
 from spamflow_links.psimrank import psimrank
 from spamflow_links.static_features import neighbour_mean_var, rank_matrix, ratio
 from spamflow_links.temporal_rates import rate_features
@@ -54,18 +54,20 @@ def similarity_columns(name: str, sim: dict[int, np.ndarray], neighbours: sp.csr
 def temporal_features(a0: sp.spmatrix, a1: sp.spmatrix, crawled0: np.ndarray, crawled1: np.ndarray,
                       words0: np.ndarray, words1: np.ndarray, *, xjaccard_c: float = 0.1, psimrank_c: float = 0.15,
                       fingerprints: int = 64, exact_max_nodes: int = 5000, seed: int = 0,
-                      hits_c: float = 200.0, change_T: float = 10.0, tol: float = 1e-10,
+                      hits_c: float = 200.0, change_T: float = 10.0, ppr_c: float = 0.9, tol: float = 1e-10,
                       rank_weights: Literal["binary", "counts"] = "binary",
                       progress: bool | None = False) -> dict[str, np.ndarray]:
     """Every temporal feature of every node; NaN for nodes not crawled in both snapshots.
-    ``HitsAuth`` and ``HitsHub`` walk t1's graph (weights as the ranks': ``rank_weights``)."""
+    ``HitsAuth``, ``HitsHub`` and ``ChangePPR`` walk t1's graph (weights as the ranks': ``rank_weights``)."""
     both = np.asarray(crawled0, dtype=bool) & np.asarray(crawled1, dtype=bool)
     a0, a1 = sp.csr_matrix(a0), sp.csr_matrix(a1)
     in_t1 = sp.csr_matrix(a1.T)
     f = rate_features(a0, a1, both, words0, words1)
-    auth, hub, _ = personalized_hits(rank_matrix(a1, rank_weights), change_personalization(f["change"], change_T),
-                                     hits_c, tol=tol)
+    walk1 = rank_matrix(a1, rank_weights)
+    p = change_personalization(f["change"], change_T)
+    auth, hub, _ = personalized_hits(walk1, p, hits_c, tol=tol)
     f["HitsAuth"], f["HitsHub"] = np.where(both, auth, np.nan), np.where(both, hub, np.nan)
+    f["ChangePPR"] = np.where(both, change_pagerank(walk1, p, ppr_c, tol=tol), np.nan)
     exact = a0.shape[0] <= exact_max_nodes
     steps = progress_bar(total=4, desc="temporal similarities", setting=progress)
     for direction, g0, g1 in (("out", a0, a1), ("in", sp.csr_matrix(a0.T), in_t1)):
