@@ -127,8 +127,6 @@ class CrawlStage(Stage):
     @staticmethod
     def _crawls(ctx: StageContext) -> Iterator[tuple[CrawlSettings, LoopbackWeb | None]]:
         """The crawls to run, each with the loopback web to serve during it (demo only)."""
-        from spamflow.crawl.loopback import LoopbackWeb
-        from spamflow.crawl.replay import WarcReplay
         from spamflow.crawl.settings import CrawlSettings
 
         params = ctx.params
@@ -137,11 +135,22 @@ class CrawlStage(Stage):
             for block, seeds in zip(params.crawls, params.seeds):
                 yield CrawlSettings.model_validate({**block, "seeds": list(seeds), "seed_file": None}), None
             return
-        earlier: list[Path] = []
-        for snapshot_dir in sorted(p for p in ctx.inputs["demo"]["warc"].iterdir() if p.is_dir()):
-            files = sorted(snapshot_dir.glob("*.warc.gz"))
-            replay = WarcReplay(files, earlier)
-            earlier += files
-            settings = CrawlSettings.model_validate({**DEMO_CRAWL, **params.demo, "snapshot": snapshot_dir.name,
-                                                     "seeds": replay.home_pages()})
-            yield settings, LoopbackWeb(replay, replay.hosts)
+        yield from demo_crawls(Path(ctx.inputs["demo"]["warc"]), params.demo)
+
+
+def demo_crawls(warc_dir: Path, settings: dict[str, Any]) -> Iterator[tuple[CrawlSettings, LoopbackWeb]]:
+    """Each snapshot folder of the demo's generated WARCs (in name order) as a crawl of
+    ``DEMO_CRAWL`` updated by ``settings``, seeded with every host's home page, with the
+    loopback web that serves it (revisits refer to the earlier snapshots' records)."""
+    from spamflow.crawl.loopback import LoopbackWeb
+    from spamflow.crawl.replay import WarcReplay
+    from spamflow.crawl.settings import CrawlSettings
+
+    earlier: list[Path] = []
+    for snapshot_dir in sorted(p for p in warc_dir.iterdir() if p.is_dir()):
+        files = sorted(snapshot_dir.glob("*.warc.gz"))
+        replay = WarcReplay(files, earlier)
+        earlier += files
+        crawl = CrawlSettings.model_validate({**DEMO_CRAWL, **settings, "snapshot": snapshot_dir.name,
+                                              "seeds": replay.home_pages()})
+        yield crawl, LoopbackWeb(replay, replay.hosts)
