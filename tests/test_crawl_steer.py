@@ -207,3 +207,25 @@ def test_link_weight_alone_shortens_the_reach_from_a_steered_host(tmp_path):
     fetched, _, _ = crawl_web(tmp_path, "weight3", {"run": str(run), "spam_budget": 100, "subdomain_cap": 3,
                                                     "link_weight": 0.3})
     assert dict(fetched) == {h: n for h, n in {**UNSTEERED, "www.farm.test": 1}.items() if h != "deep.test"}
+
+
+def test_the_crawl_stage_writes_steer_jsonl_and_its_counts_to_run_json(tmp_path):
+    import yaml
+
+    from spamflow_workflows.cli import main
+
+    write_run(tmp_path / "earlier")
+    with LoopbackWeb(site, HOSTS) as web:
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"workdir": "work", "input": {"crawl": {
+            "snapshot": "s2", "seeds": ["http://honest.test/"], "scope": "any", "max_depth": 4, "resolve": web.pins,
+            "host_delay": 0.0, "ip_delay": 0.0, "steer": {"run": "earlier", "spam_budget": 1, "subdomain_cap": 1}}}}))
+        assert main(["run", "-c", str(tmp_path / "c.yaml"), "--no-progress", "--local-scheduler"]) == 0
+    crawl_stage = json.loads((tmp_path / "work" / "run.json").read_text())["stages"]["crawl"]
+    rows = [json.loads(line) for line in (Path(crawl_stage["outputs"]["steer"]) / "s2.jsonl").read_text().splitlines()]
+    assert sorted((r["host"], r["action"]) for r in rows) == [
+        ("a.farm.test", "new_subdomain"), ("b.farm.test", "subdomain_capped"),
+        ("c.farm.test", "subdomain_capped"), ("www.farm.test", "budget")]
+    counts = crawl_stage["counts"]
+    assert (counts["s2_hosts_steered"], counts["s2_subdomains_capped"], counts["s2_urls_steer_over_budget"]) == (1, 2, 1)
+    assert counts["s2_pages"] == 8  # as test_budget_subdomain_cap_and_link_weight worked out
+    assert set(crawl_stage["input_files"]) == {"s2.steer.run", "s2.steer.classify"}
