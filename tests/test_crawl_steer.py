@@ -229,3 +229,19 @@ def test_the_crawl_stage_writes_steer_jsonl_and_its_counts_to_run_json(tmp_path)
     assert (counts["s2_hosts_steered"], counts["s2_subdomains_capped"], counts["s2_urls_steer_over_budget"]) == (1, 2, 1)
     assert counts["s2_pages"] == 8  # as test_budget_subdomain_cap_and_link_weight worked out
     assert set(crawl_stage["input_files"]) == {"s2.steer.run", "s2.steer.classify"}
+
+
+def test_spamflow_crawl_says_what_was_steered(tmp_path, capsys):
+    import yaml
+
+    from spamflow_workflows.cli import main
+
+    write_run(tmp_path / "earlier")
+    with LoopbackWeb(site, HOSTS) as web:
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"workdir": "w", "input": {"crawl": {
+            "snapshot": "s2", "seeds": ["http://honest.test/"], "scope": "any", "max_depth": 4, "resolve": web.pins,
+            "host_delay": 0.0, "ip_delay": 0.0, "steer": {"run": "earlier/run.json", "subdomain_cap": 1}}}}))
+        assert main(["crawl", "-c", str(tmp_path / "c.yaml"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("s2: 8 pages") and "; 1 hosts steered, 2 subdomains capped: " in out
+    assert out.rstrip().endswith(str(tmp_path / "w" / "crawl" / "s2" / "steer.jsonl"))

@@ -82,10 +82,11 @@ class Steering:
     """evidence -> the file it was read from (for the record)."""
     admitted: dict[str, set[str]] = field(default_factory=dict)
     """registered domain -> its new subdomains this crawl admitted (at most ``subdomain_cap``)."""
+    domains: set[str] = field(init=False, default_factory=set)
+    """The registered domains of the steered hosts."""
 
-    @property
-    def domains(self) -> set[str]:
-        return {registered_domain(h) for h in self.steered}
+    def __post_init__(self) -> None:
+        self.domains = {registered_domain(h) for h in self.steered}
 
     def budget(self, host: str) -> int | None:
         """URLs this host may have accepted, or None for no steering limit."""
@@ -103,7 +104,7 @@ class Steering:
         if host in self.known or host in self.steered:
             return None
         domain = registered_domain(host)
-        return domain if domain in self._domains else None
+        return domain if domain in self.domains else None
 
     def admit(self, host: str) -> bool:
         """Whether a host met for the first time may be crawled (the subdomain cap); an admitted
@@ -134,9 +135,6 @@ class Steering:
             row["steered_hosts_of_domain"] = sorted(h for h in self.steered if registered_domain(h) == domain)
         row["threshold"] = self.settings.threshold
         return row
-
-    def __post_init__(self) -> None:
-        self._domains = self.domains
 
 
 def manifest_path(run: str, base_dir: Path) -> Path:
