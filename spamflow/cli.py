@@ -208,7 +208,9 @@ def _crawl(args: argparse.Namespace, config: Any) -> int:
         errors = sum(v for k, v in counts.items() if k.startswith("errors_"))
         print(f"{settings.snapshot}: {counts.get('pages', 0)} pages, {counts.get('body_bytes', 0)} bytes, "
               f"{errors} errors, {counts.get('pending_at_end', 0)} pending; "
-              f"{len(summary.warc_files)} WARC files in {out / settings.snapshot / 'warc'}; errors: {summary.errors}")
+              f"{len(summary.warc_files)} WARC files in {out / settings.snapshot / 'warc'}; errors: {summary.errors}"
+              + (f"; {counts.get('hosts_steered', 0)} hosts steered, {counts.get('subdomains_capped', 0)} "
+                 f"subdomains capped: {summary.steer}" if summary.steer else ""))
     return 0
 
 

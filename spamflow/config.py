@@ -266,15 +266,18 @@ def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: s
 
 
 def _check_crawls(config: Config) -> None:
-    """Seed files, seeds and filter expressions fail now, not mid-crawl."""
+    """Seed files, seeds, filter expressions and a steering run fail now, not mid-crawl."""
     from spamflow.crawl.filters import parse_filter
     from spamflow.crawl.settings import read_seeds
+    from spamflow.crawl.steer import load_steering
 
     for crawl in config.crawls():
         try:
             read_seeds(crawl, config.base_dir)
             if crawl.filter:
                 parse_filter(crawl.filter, config.base_dir, where=f"input.crawl ({crawl.snapshot}).filter")
+            if crawl.steer:
+                load_steering(crawl.steer, config.base_dir, where=f"input.crawl ({crawl.snapshot}).steer")
         except ConfigError as exc:
             raise ConfigError(f"{config.where()}: {exc}") from None
 

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -25,11 +25,12 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from spamflow.crawl.filters import UrlFilter, parse_filter
 from spamflow.crawl.frontier import HostQueue, SpillFile
-from spamflow.crawl.journal import Journal, stored_responses
+from spamflow.crawl.journal import Journal, complete_lines, drop_partial_line, stored_responses
 from spamflow.crawl.links import content_signature, decode_content, extract_links, is_html
 from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
 from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
 from spamflow.crawl.sieve import Sieve
+from spamflow.crawl.steer import Steering, load_steering
 from spamflow.crawl.totals import error_key, totals_so_far
 from spamflow.crawl.urls import normalize, path_query, scheme_authority
 from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
@@ -51,6 +52,7 @@ class CrawlSummary:
     warc_files: list[Path]
     errors: Path
     counts: dict[str, int] = field(default_factory=dict)
+    steer: Path | None = None  # steer.jsonl, when input.crawl.steer is set
 
 
 @dataclass
@@ -109,6 +111,10 @@ class Crawler:
         self._robots_restored: dict[str, RobotsRules] = {}
         self._errors_logged: set[str] = set()  # error_key of the errors logged before this run
         self._dns_tasks: set[asyncio.Task[None]] = set()
+        self.steering: Steering | None = (load_steering(settings.steer, base_dir, f"input.crawl ({settings.snapshot})"
+                                                        ".steer") if settings.steer else None)
+        self._steer_log: TextIO | None = None
+        self._steer_seen: dict[str, str] = {}  # host -> its action in steer.jsonl (each host once)
 
     # ------------------------------------------------------------------ scope and the sieve
     def _in_scope(self, url: str) -> bool:
@@ -128,9 +134,15 @@ class Crawler:
         if not self.sieve.add(url):
             self.counts["urls_seen_before"] += 1
             return
+        if self.steering is not None and not self._steer_allows(urlsplit(url).hostname or ""):
+            return
         state = self._state(url)
         if state.accepted >= self.s.max_pages_per_host:
             self.counts["urls_over_host_cap"] += 1
+            return
+        budget = self.steering.budget(state.host) if self.steering is not None else None
+        if budget is not None and state.accepted >= budget:
+            self.counts["urls_steer_over_budget"] += 1
             return
         state.accepted += 1
         batch.append((depth, hops, url))
@@ -161,6 +173,54 @@ class Crawler:
                 state.robots = ALLOW_ALL
             self._locate(state)
         return state
+
+    # ------------------------------------------------------------------ steering (steer.py)
+    def _steer_allows(self, host: str) -> bool:
+        """Whether a URL of ``host`` may go on (to the budget check); the first time a host
+        the policy touches is met, its decision is written to steer.jsonl."""
+        steering = self.steering
+        assert steering is not None and self._steer_log is not None
+        if host not in self._steer_seen:
+            if host in steering.steered:
+                action = "budget" if steering.settings.spam_budget else "skip"
+            elif steering.new_subdomain_domain(host) is None:
+                action = ""
+            else:
+                action = "new_subdomain" if steering.admit(host) else "subdomain_capped"
+            self._steer_seen[host] = action
+            if action:
+                self._steer_log.write(json.dumps(steering.record(host, action)) + "\n")
+                self._steer_log.flush()
+        action = self._steer_seen[host]
+        if action in ("skip", "subdomain_capped"):
+            self.counts[f"urls_steer_{'skipped' if action == 'skip' else 'subdomain_capped'}"] += 1
+            return False
+        return True
+
+    def _open_steer_log(self) -> None:
+        """steer.jsonl, appended to; a resumed crawl reads back the hosts decided before, so
+        none is written twice and the subdomain cap counts the ones admitted then."""
+        if self.steering is None:
+            return
+        path = self.dir / "steer.jsonl"
+        drop_partial_line(path)
+        for line in complete_lines(path):
+            row = json.loads(line)
+            self._steer_seen[row["host"]] = row["action"]
+            if row["action"] == "new_subdomain":
+                self.steering.admitted.setdefault(row["domain"], set()).add(row["host"])
+        self._steer_log = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed at the end of run())
+
+    def _steer_counts(self) -> None:
+        """Hosts per action, from steer.jsonl's decisions (so a resumed crawl counts them all)."""
+        actions = Counter(a for a in self._steer_seen.values() if a)
+        self.counts["hosts_steered"] = actions["budget"] + actions["skip"]
+        self.counts["hosts_steer_skipped"] = actions["skip"]
+        self.counts["subdomains_admitted"] = actions["new_subdomain"]
+        self.counts["subdomains_capped"] = actions["subdomain_capped"]
+        for key in ("urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
+                    "links_steer_not_followed"):
+            self.counts[key] += 0  # present, 0 or not, whenever steering is on
 
     # ------------------------------------------------------------------ DNS, once per host
     def _locate(self, state: VisitState) -> None:
@@ -367,7 +427,8 @@ class Crawler:
                 self.counts["near_duplicates"] += 1
                 return
             self.signatures.add(signature)
-        if depth >= self.s.max_depth:
+        cost = 1 if self.steering is None else self.steering.link_depth(urlsplit(url).hostname or "")
+        if cost is not None and depth + cost > self.s.max_depth:
             self.counts["pages_at_max_depth"] += 1
             return
         try:
@@ -375,13 +436,16 @@ class Crawler:
         except Exception as exc:  # selectolax on hostile bytes: log it, keep the page
             self._error(url, "parse", f"{type(exc).__name__}: {exc}")
             return
+        if cost is None:  # a steered host with link_weight 0
+            self.counts["links_steer_not_followed"] += len(links)
+            return
         base_url = normalize(base, url) if base else url
         for raw in links:
             link = normalize(raw, base_url or url)
             if link is None:
                 self.counts["links_not_http"] += 1
                 continue
-            self.offer(link, depth + 1, 0, batch)
+            self.offer(link, depth + cost, 0, batch)
 
     # ------------------------------------------------------------------ the loop
     async def _worker(self, session: aiohttp.ClientSession, todo: asyncio.Queue[VisitState | None]) -> None:
@@ -456,6 +520,7 @@ class Crawler:
                                         sock_read=self.s.read_timeout)
         bar = progress_bar(desc=f"crawl {self.s.snapshot}", unit="page", setting=self.progress, mininterval=0.5)
         try:
+            self._open_steer_log()
             self._resume(seeds)
             async with aiohttp.ClientSession(
                     connector=connector, timeout=timeout, auto_decompress=False,
@@ -474,12 +539,17 @@ class Crawler:
             self.store.close()
             self.journal.close()
             self.spill.close()
+            if self._steer_log is not None:
+                self._steer_log.close()
+        if self.steering is not None:
+            self._steer_counts()
         self.counts["hosts"] = len(self.hosts)
         self.counts["ips"] = len(self.workbench.entries)
         self.counts["pending_at_end"] = sum(len(s.queue) for s in self.hosts.values())
         self.counts["discovered_urls"] = len(self.sieve)
         self.counts["seconds"] = round(time.monotonic() - started)
-        return CrawlSummary(self.s.snapshot, self.store.existing(), self.journal.errors_path, dict(self.counts))
+        return CrawlSummary(self.s.snapshot, self.store.existing(), self.journal.errors_path, dict(self.counts),
+                            self.dir / "steer.jsonl" if self.steering is not None else None)
 
     async def _dispatch(self, todo: asyncio.Queue[VisitState | None], bar: tqdm[Any]) -> None:
         shown = 0
@@ -532,5 +602,6 @@ def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
     summary = asyncio.run(Crawler(settings, directory, base_dir, progress).run())
     (directory / "summary.json").write_text(json.dumps(
         {"snapshot": summary.snapshot, "warc_files": [str(p) for p in summary.warc_files],
-         "errors": str(summary.errors), "counts": summary.counts}, indent=1) + "\n")
+         "errors": str(summary.errors), "counts": summary.counts,
+         **({"steer": str(summary.steer)} if summary.steer else {})}, indent=1) + "\n")
     return summary

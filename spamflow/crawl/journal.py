@@ -47,7 +47,7 @@ class Journal:
         self.robots_path = self.state / "robots.jsonl"
         self.tally_path = self.state / "tally.jsonl"
         for path in (self.errors_path, self.discovered_path, self.robots_path, self.tally_path):
-            _drop_partial_line(path)
+            drop_partial_line(path)
         self._discovered: TextIO = open(self.discovered_path, "a", encoding="utf-8")  # noqa: SIM115
         self._errors: TextIO = open(self.errors_path, "a", encoding="utf-8")  # noqa: SIM115
         self._robots: TextIO = open(self.robots_path, "a", encoding="utf-8")  # noqa: SIM115
@@ -97,7 +97,7 @@ class Journal:
             yield json.loads(line)
 
 
-def _drop_partial_line(path: Path) -> None:
+def drop_partial_line(path: Path) -> None:
     """Cut a last line without its newline, so appends start on a fresh line."""
     if not path.exists() or path.stat().st_size == 0:
         return

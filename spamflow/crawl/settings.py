@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import spamflow
+from spamflow.crawl.steer import SteerSettings
 from spamflow.crawl.urls import normalize
 from spamflow.errors import ConfigError
 
@@ -72,6 +73,8 @@ class CrawlSettings(BaseModel):
     """URLs per host kept in memory at the head of its queue; the rest spill to disk."""
     frontier_block: int = Field(256, ge=1)
     """URLs per block written to the spill file."""
+    steer: SteerSettings | None = None
+    """Limit hosts an earlier run found spammy (see "Steering by an earlier run's scores" in docs/crawl.md)."""
 
     @field_validator("snapshot")
     @classmethod

@@ -42,6 +42,12 @@ DEMO_CRAWL: dict[str, Any] = {"scope": "any", "host_delay": 0.02, "ip_delay": 0.
                               "max_depth": 10, "max_pages": 5000}
 
 
+STEER_COUNTS = ("hosts_steered", "hosts_steer_skipped", "subdomains_admitted", "subdomains_capped",
+                "urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
+                "links_steer_not_followed")
+"""The steering counts copied per snapshot into run.json when ``steer`` is set (crawler.py)."""
+
+
 def work_directory(outdir: Path) -> Path:
     """``.crawl-<sig>.work`` next to the stage's ``.crawl-<sig>.tmp-<pid>`` directory."""
     return outdir.parent / (outdir.name.split(".tmp-")[0] + ".work")
@@ -57,8 +63,10 @@ class CrawlStage(Stage):
     @classmethod
     def input_files(cls, params: BaseModel) -> dict[str, Path]:
         """Host lists named in filters (``ForbiddenHost(spam.txt)``): an edited list is a new crawl.
-        Seed files need no entry: their seeds are read into ``seeds``."""
+        Seed files need no entry: their seeds are read into ``seeds``.  A ``steer`` run's
+        run.json and the evidence tables it reads, too: new scores are a new crawl."""
         from spamflow.crawl.filters import filter_files
+        from spamflow.crawl.steer import SteerSettings, steer_files
 
         assert isinstance(params, CrawlParams)
         files: dict[str, Path] = {}
@@ -67,6 +75,11 @@ class CrawlStage(Stage):
                 where = f"input.crawl ({block['snapshot']}).filter"
                 for i, path in enumerate(filter_files(block["filter"], Path(params.base_dir), where=where)):
                     files[f"{block['snapshot']}.filter.{i}"] = path
+            if block.get("steer"):
+                where = f"input.crawl ({block['snapshot']}).steer"
+                steer = SteerSettings.model_validate(block["steer"])
+                for key, path in steer_files(steer, Path(params.base_dir), where).items():
+                    files[f"{block['snapshot']}.steer.{key}"] = path
         return files
 
     def run(self, ctx: StageContext) -> StageResult:
@@ -76,6 +89,7 @@ class CrawlStage(Stage):
         assert isinstance(params, CrawlParams)
         work = work_directory(ctx.outdir)
         counts: dict[str, int] = {}
+        outputs = {"warc": "warc", "errors": "errors"}
         for settings, web in self._crawls(ctx):
             if web is not None:
                 with web:
@@ -95,6 +109,12 @@ class CrawlStage(Stage):
             errors = ctx.outdir / "errors"
             errors.mkdir(exist_ok=True)
             shutil.copyfile(summary.errors, errors / f"{settings.snapshot}.jsonl")
+            if summary.steer is not None:
+                (ctx.outdir / "steer").mkdir(exist_ok=True)
+                shutil.copyfile(summary.steer, ctx.outdir / "steer" / f"{settings.snapshot}.jsonl")
+                outputs["steer"] = "steer"
+                for key in STEER_COUNTS:
+                    counts[f"{settings.snapshot}_{key}"] = summary.counts.get(key, 0)
             for key in ("pages", "requests", "body_bytes", "hosts", "ips", "discovered_urls", "pending_at_end",
                         "near_duplicates", "urls_over_host_cap", "urls_filtered"):
                 counts[f"{settings.snapshot}_{key}"] = summary.counts.get(key, 0)
@@ -102,13 +122,11 @@ class CrawlStage(Stage):
                                                         if k.startswith("errors_"))
             counts[f"{settings.snapshot}_warc_files"] = len(summary.warc_files)
         shutil.rmtree(work, ignore_errors=True)
-        return StageResult(outputs={"warc": "warc", "errors": "errors"}, counts=counts)
+        return StageResult(outputs=outputs, counts=counts)
 
     @staticmethod
     def _crawls(ctx: StageContext) -> Iterator[tuple[CrawlSettings, LoopbackWeb | None]]:
         """The crawls to run, each with the loopback web to serve during it (demo only)."""
-        from spamflow.crawl.loopback import LoopbackWeb
-        from spamflow.crawl.replay import WarcReplay
         from spamflow.crawl.settings import CrawlSettings
 
         params = ctx.params
@@ -117,11 +135,22 @@ class CrawlStage(Stage):
             for block, seeds in zip(params.crawls, params.seeds):
                 yield CrawlSettings.model_validate({**block, "seeds": list(seeds), "seed_file": None}), None
             return
-        earlier: list[Path] = []
-        for snapshot_dir in sorted(p for p in ctx.inputs["demo"]["warc"].iterdir() if p.is_dir()):
-            files = sorted(snapshot_dir.glob("*.warc.gz"))
-            replay = WarcReplay(files, earlier)
-            earlier += files
-            settings = CrawlSettings.model_validate({**DEMO_CRAWL, **params.demo, "snapshot": snapshot_dir.name,
-                                                     "seeds": replay.home_pages()})
-            yield settings, LoopbackWeb(replay, replay.hosts)
+        yield from demo_crawls(Path(ctx.inputs["demo"]["warc"]), params.demo)
+
+
+def demo_crawls(warc_dir: Path, settings: dict[str, Any]) -> Iterator[tuple[CrawlSettings, LoopbackWeb]]:
+    """Each snapshot folder of the demo's generated WARCs (in name order) as a crawl of
+    ``DEMO_CRAWL`` updated by ``settings``, seeded with every host's home page, with the
+    loopback web that serves it (revisits refer to the earlier snapshots' records)."""
+    from spamflow.crawl.loopback import LoopbackWeb
+    from spamflow.crawl.replay import WarcReplay
+    from spamflow.crawl.settings import CrawlSettings
+
+    earlier: list[Path] = []
+    for snapshot_dir in sorted(p for p in warc_dir.iterdir() if p.is_dir()):
+        files = sorted(snapshot_dir.glob("*.warc.gz"))
+        replay = WarcReplay(files, earlier)
+        earlier += files
+        crawl = CrawlSettings.model_validate({**DEMO_CRAWL, **settings, "snapshot": snapshot_dir.name,
+                                              "seeds": replay.home_pages()})
+        yield crawl, LoopbackWeb(replay, replay.hosts)
