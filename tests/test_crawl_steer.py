@@ -113,7 +113,7 @@ def test_budget_subdomain_cap_and_link_weight(tmp_path):
         ("a.farm.test", "new_subdomain"), ("b.farm.test", "subdomain_capped"),
         ("c.farm.test", "subdomain_capped"), ("www.farm.test", "budget")]
     farm = rows[-1]
-    assert farm["reasons"] == {"classify": 0.9} and farm["budget"] == 1 and farm["link_depth"] == 2
+    assert farm["reasons"] == {"classify.scores.score": 0.9} and farm["budget"] == 1 and farm["link_depth"] == 2
     assert rows[1]["domain"] == "farm.test" and rows[1]["cap"] == 1
     assert rows[1]["steered_hosts_of_domain"] == ["www.farm.test"]
 
@@ -162,7 +162,7 @@ input:
 
 
 def test_validate_names_a_missing_run_stage_or_column(tmp_path, plugins):
-    def error(run: str, evidence: str = "[classify]") -> str:
+    def error(run: str, evidence: str = "[classify.scores.score]") -> str:
         with pytest.raises(ConfigError) as exc:
             parse_config(CONFIG % (run, evidence), plugins, path=tmp_path / "c.yaml")
         return str(exc.value)
@@ -170,12 +170,15 @@ def test_validate_names_a_missing_run_stage_or_column(tmp_path, plugins):
     assert "input.crawl (s2).steer.run: cannot read the run's" in error("nowhere")
     assert str(tmp_path / "nowhere") in error("nowhere")
     run = write_run(tmp_path / "earlier")
-    message = error("earlier", "[classify, quilt]")
-    assert "evidence quilt" in message and "no complete stage 'quilt'" in message and str(run / "run.json") in message
+    message = error("earlier", "[classify.scores.score, quilt.hosts.quilted_fraction]")
+    assert "evidence quilt.hosts.quilted_fraction" in message and "no complete stage 'quilt'" in message
+    assert str(run / "run.json") in message
     pq.write_table(pa.table({"snapshot": ["s1"], "host": ["a"]}), Path(json.loads(
         (run / "run.json").read_text())["stages"]["classify"]["outputs"]["scores"]))
     message = error("earlier")
-    assert "evidence classify: cannot read snapshot, host, score" in message and "scores.parquet" in message
+    assert "evidence classify.scores.score: cannot read snapshot, host, score" in message
+    assert "scores.parquet" in message
+    assert "steer.evidence.0" in error("earlier", "[classify]")  # a signal is stage.output.column
     with pytest.raises(ConfigError, match="steer.threshold|threshold"):
         parse_config(CONFIG.replace("evidence: %s}", "threshold: 2.0}") % "earlier", plugins,
                      path=tmp_path / "c.yaml")
@@ -185,7 +188,7 @@ def test_the_crawl_stage_identity_follows_the_scores_content(tmp_path, plugins):
     run = write_run(tmp_path / "earlier")
 
     def crawl_signature() -> str:
-        return plan_run(parse_config(CONFIG % ("earlier", "[classify]"), plugins, path=tmp_path / "c.yaml"),
+        return plan_run(parse_config(CONFIG % ("earlier", "[classify.scores.score]"), plugins, path=tmp_path / "c.yaml"),
                         plugins)["crawl"].signature
 
     before = crawl_signature()
@@ -228,7 +231,7 @@ def test_the_crawl_stage_writes_steer_jsonl_and_its_counts_to_run_json(tmp_path)
     counts = crawl_stage["counts"]
     assert (counts["s2_hosts_steered"], counts["s2_subdomains_capped"], counts["s2_urls_steer_over_budget"]) == (1, 2, 1)
     assert counts["s2_pages"] == 8  # as test_budget_subdomain_cap_and_link_weight worked out
-    assert set(crawl_stage["input_files"]) == {"s2.steer.run", "s2.steer.classify"}
+    assert set(crawl_stage["input_files"]) == {"s2.steer.run", "s2.steer.classify.scores.score"}
 
 
 def test_spamflow_crawl_says_what_was_steered(tmp_path, capsys):
@@ -245,3 +248,20 @@ def test_spamflow_crawl_says_what_was_steered(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("s2: 8 pages") and "; 1 hosts steered, 2 subdomains capped: " in out
     assert out.rstrip().endswith(str(tmp_path / "w" / "crawl" / "s2" / "steer.jsonl"))
+
+
+def test_any_stages_declared_column_steers(tmp_path):
+    """A third-party detector's per-host table steers a crawl as the built-in ones do: the
+    signal is named stage.output.column, nothing in the crawler knows the detector."""
+    root = tmp_path / "earlier"
+    stage = root / "stages" / "linkbuyers-0"
+    stage.mkdir(parents=True)
+    pq.write_table(pa.table({"snapshot": ["s1", "s1"], "host": ["www.farm.test", "honest.test"],
+                             "paid_link_share": [0.8, 0.1]}), stage / "hosts.parquet")
+    (root / "run.json").write_text(json.dumps({"stages": {"linkbuyers": {
+        "complete": True, "outputs": {"hosts": str(stage / "hosts.parquet")}}}}))
+    steer = {"run": str(root), "evidence": ["linkbuyers.hosts.paid_link_share"], "spam_budget": 0}
+    fetched, counts, rows = crawl_web(tmp_path, "steered", steer)
+    assert "www.farm.test" not in fetched and fetched["honest.test"] == UNSTEERED["honest.test"]
+    assert [(r["host"], r["action"], r["reasons"]) for r in rows if r["action"] == "skip"] == [
+        ("www.farm.test", "skip", {"linkbuyers.hosts.paid_link_share": 0.8})]

@@ -45,7 +45,8 @@ def test_classifier_scores_budget_every_spam_host_and_no_honest_host_loses_a_pag
 def test_first_snapshot_evidence_caps_a_new_subdomain_and_drops_spam_links(demo_once, unsteered, tmp_path):
     run = demo_once["workdir"]
     labels = demo_labels(run)
-    steer = {"run": str(run), "snapshots": ["2026-01"], "evidence": ["quilt", "spin"], "spam_budget": 1,
+    steer = {"run": str(run), "snapshots": ["2026-01"],
+             "evidence": ["quilt.hosts.quilted_fraction", "spin.hosts.campaign_fraction"], "spam_budget": 1,
              "subdomain_cap": 0, "link_weight": 0.0}
     steered = recrawl(run, tmp_path / "steered", steer, "2026-02")
     # hosts of 2026-02 on a steered blog platform that 2026-01 never had: capped, never fetched

@@ -1,9 +1,11 @@
 """Steering a crawl by an earlier run's scores (``input.crawl.steer``, docs/crawl.md).
 
-An earlier run says which hosts looked like spam: its classifier's host scores, and the
-per-host evidence of the quilt, HSS and spin detectors.  This module reads those tables as
-any third-party tool would (run.json -> the stage's declared output -> Parquet on disk; no
-plugin is imported) and turns them into a :class:`Steering` policy the crawler asks:
+An earlier run says which hosts looked like spam: its classifier's host scores, or any
+detector's per-host evidence.  Each signal is named ``stage.output.column`` in the config, and
+read as any third-party tool would (run.json -> the stage's declared output -> Parquet on
+disk): no plugin is imported and none is named here, so a third-party detector's column
+steers a crawl as the built-in ones do.  The signals become a :class:`Steering` policy the
+crawler asks:
 
 * a *steered* host (a signal at or above ``threshold``) gets ``spam_budget`` URLs instead of
   ``max_pages_per_host`` (0: it is not crawled at all);
@@ -20,24 +22,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spamflow.domains import registered_domain
 from spamflow.errors import ConfigError
 
-Evidence = Literal["classify", "quilt", "hss", "spin"]
+SIGNAL_PATTERN = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
+"""A signal: ``stage.output.column``, a column of a per-(snapshot, host) table the stage declares."""
 
-SIGNALS: dict[str, tuple[str, str, str]] = {
-    "classify": ("classify", "scores", "score"),
-    "quilt": ("quilt", "hosts", "quilted_fraction"),
-    "hss": ("hss", "hosts", "multi_domain_fraction"),
-    "spin": ("spin", "hosts", "campaign_fraction"),
-}
-"""evidence -> (stage, declared output, column): each a per-(snapshot, host) value in [0, 1]:
-the classifier's spam score, the share of a host's pages that are quilted, in an HSS cluster
-spanning 2+ registered domains, in a spin campaign."""
+
+def signal_parts(signal: str) -> tuple[str, str, str]:
+    """(stage, output, column) of ``stage.output.column``."""
+    stage, output, column = signal.split(".")
+    return stage, output, column
 
 
 class SteerSettings(BaseModel):
@@ -49,8 +48,8 @@ class SteerSettings(BaseModel):
     """The earlier run: its workdir or its run.json (relative to the config file)."""
     threshold: float = Field(0.5, ge=0, le=1)
     """A host is steered if one of its ``evidence`` signals is at least this."""
-    evidence: list[Evidence] = Field(["classify"], min_length=1)
-    """Which signals count: classify (score), quilt, hss, spin (per-host fractions)."""
+    evidence: list[Annotated[str, Field(pattern=SIGNAL_PATTERN)]] = Field(["classify.scores.score"], min_length=1)
+    """Which signals count, each ``stage.output.column`` (docs/crawl.md lists the built-in ones)."""
     snapshots: list[str] = []
     """Read only these snapshots' rows of the run (default: all; a host's highest value counts)."""
     spam_budget: int = Field(1, ge=0)
@@ -172,7 +171,7 @@ def steer_files(settings: SteerSettings, base_dir: Path, where: str) -> dict[str
         raise ConfigError(f"{where}.run: {path} is not a run.json (no stages)")
     files = {"run": path}
     for evidence in settings.evidence:
-        stage, output, _column = SIGNALS[evidence]
+        stage, output, _column = signal_parts(evidence)
         files[evidence] = stage_output(manifest, stage, output, f"{where}.evidence {evidence} ({path})")
     return files
 
@@ -187,7 +186,7 @@ def load_steering(settings: SteerSettings, base_dir: Path, where: str = "input.c
     known: set[str] = set()
     wanted = set(settings.snapshots)
     for evidence in settings.evidence:
-        column = SIGNALS[evidence][2]
+        column = signal_parts(evidence)[2]
         path = files[evidence]
         try:
             table = pq.read_table(path, columns=["snapshot", "host", column])

@@ -85,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run", required=True, type=Path, help="a `spamflow demo` workdir (or its run.json)")
     p.add_argument("--snapshot", help="the snapshot to recrawl (default: the last)")
     p.add_argument("--out", type=Path, help="a new directory for the two crawls (default: a temporary one)")
-    p.add_argument("--evidence", default="classify", help="comma-separated: classify,quilt,hss,spin")
+    p.add_argument("--evidence", default="classify.scores.score",
+                   help="comma-separated signals, each stage.output.column (docs/crawl.md), e.g. "
+                        "quilt.hosts.quilted_fraction,spin.hosts.campaign_fraction")
     p.add_argument("--snapshots", default="", help="comma-separated snapshots of the run to read (default: all)")
     p.add_argument("--threshold", type=float, default=0.5)
     p.add_argument("--spam-budget", type=int, default=1)
