@@ -123,8 +123,10 @@ class Crawler:
         host = urlsplit(url).hostname or ""
         return (host if self.s.scope == "hosts" else registered_domain(host)) in self.scope
 
-    def offer(self, url: str, depth: int, hops: int, batch: list[tuple[int, int, str]]) -> None:
-        """A normalised URL found at ``depth`` after ``hops`` redirects: filter, sieve, cap, queue."""
+    def offer(self, url: str, depth: int, hops: int, batch: list[tuple[int, int, str, bool]],
+              low: bool = False) -> None:
+        """A normalised URL found at ``depth`` after ``hops`` redirects: filter, sieve, cap, queue;
+        ``low``: found on a steered host, so it goes to its host's low-priority lane."""
         if not self._in_scope(url):
             self.counts["urls_out_of_scope"] += 1
             return
@@ -145,15 +147,23 @@ class Crawler:
             self.counts["urls_steer_over_budget"] += 1
             return
         state.accepted += 1
-        batch.append((depth, hops, url))
+        batch.append((depth, hops, url, low))
         self.counts["urls_accepted"] += 1  # one per line of the journal's discovered.log
+        if low:
+            self.counts["urls_steer_low_lane"] += 1
         if self.addresses.get(state.host, ("?", None))[0] == "":  # its DNS lookup failed before
             self._error(url, "dns", f"{state.host}: not resolved")
             return
-        self._enqueue(state, depth, hops, url)
+        self._enqueue(state, depth, hops, url, low)
 
-    def _enqueue(self, state: VisitState, depth: int, hops: int, url: str) -> None:
-        state.queue.append(f"{depth} {hops} {path_query(url)}".encode("utf-8", "surrogatepass"))
+    def _enqueue(self, state: VisitState, depth: int, hops: int, url: str, low: bool = False) -> None:
+        entry = f"{depth} {hops} {path_query(url)}".encode("utf-8", "surrogatepass")
+        if low:
+            if state.low is None:
+                state.low = HostQueue(self.spill, self.s.frontier_head, self.s.frontier_block)
+            state.low.append(entry)
+        else:
+            state.queue.append(entry)
         self.workbench.schedule(state)
         self.wakeup.set()
 
@@ -219,7 +229,7 @@ class Crawler:
         self.counts["subdomains_admitted"] = actions["new_subdomain"]
         self.counts["subdomains_capped"] = actions["subdomain_capped"]
         for key in ("urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
-                    "links_steer_not_followed"):
+                    "links_steer_not_followed", "urls_steer_low_lane", "pages_steer_low_lane"):
             self.counts[key] += 0  # present, 0 or not, whenever steering is on
 
     # ------------------------------------------------------------------ DNS, once per host
@@ -243,8 +253,8 @@ class Crawler:
         except (OSError, UnicodeError, IndexError) as exc:
             self.counts["hosts_dns_failed"] += 1
             pending = []
-            while len(state.queue):
-                pending.append(state.queue.popleft())
+            while state.pending():
+                pending.append(state.popleft()[0])
             for entry in pending:
                 self._error(state.key + entry.decode().split(" ", 2)[2], "dns", f"{state.host}: {exc}")
             state.robots = ALLOW_ALL
@@ -375,7 +385,8 @@ class Crawler:
         if state.robots is None:
             await self._fetch_robots(session, state)
             return time.monotonic()
-        entry = state.queue.popleft().decode("utf-8", "surrogatepass")
+        raw, low = state.popleft()
+        entry = raw.decode("utf-8", "surrogatepass")
         depth_s, hops_s, pq = entry.split(" ", 2)
         depth, hops, url = int(depth_s), int(hops_s), state.key + pq
         if not state.robots.allowed(url, self.s.user_agent):
@@ -396,7 +407,9 @@ class Crawler:
         self.counts["requests"] += 1
         if got.exchange.truncated:
             self.counts[f"truncated_{got.exchange.truncated}"] += 1
-        batch: list[tuple[int, int, str]] = []
+        if low:
+            self.counts["pages_steer_low_lane"] += 1
+        batch: list[tuple[int, int, str, bool]] = []
         if got.status in REDIRECTS and got.location:
             self.counts["redirects"] += 1
             target = normalize(got.location, url)
@@ -405,7 +418,7 @@ class Crawler:
             elif hops >= self.s.max_redirects:
                 self._error(target, "too_many_redirects", f"more than {self.s.max_redirects} hops", source=url)
             else:
-                self.offer(target, depth, hops + 1, batch)
+                self.offer(target, depth, hops + 1, batch, low)  # a redirect keeps its lane
         elif 200 <= got.status < 300 and is_html(got.content_type):
             self._follow(got, url, depth, batch)
         self.counts["pages"] += 1
@@ -418,7 +431,7 @@ class Crawler:
         self.pages += 1
         return end
 
-    def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str]]) -> None:
+    def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str, bool]]) -> None:
         encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
         body = decode_content(got.exchange.body, encoding)
         if self.s.near_duplicates:
@@ -427,7 +440,9 @@ class Crawler:
                 self.counts["near_duplicates"] += 1
                 return
             self.signatures.add(signature)
-        cost = 1 if self.steering is None else self.steering.link_depth(urlsplit(url).hostname or "")
+        host = urlsplit(url).hostname or ""
+        cost = 1 if self.steering is None else self.steering.link_depth(host)
+        low = self.steering is not None and host in self.steering.steered
         if cost is not None and depth + cost > self.s.max_depth:
             self.counts["pages_at_max_depth"] += 1
             return
@@ -445,7 +460,7 @@ class Crawler:
             if link is None:
                 self.counts["links_not_http"] += 1
                 continue
-            self.offer(link, depth + cost, 0, batch)
+            self.offer(link, depth + cost, 0, batch, low)
 
     # ------------------------------------------------------------------ the loop
     async def _worker(self, session: aiohttp.ClientSession, todo: asyncio.Queue[VisitState | None]) -> None:
@@ -473,7 +488,7 @@ class Crawler:
             body = str(row["body"]).encode("utf-8")
             self._robots_restored[row["key"]] = rules_from_response(row["status"], body, time.time())
         resumed = 0
-        for depth, hops, url in self.journal.read_discovered():
+        for depth, hops, url, low in self.journal.read_discovered():
             self.counts["urls_accepted"] += 1
             self.sieve.add(url)
             state = self._state(url)
@@ -483,13 +498,13 @@ class Crawler:
                 continue
             if url in ended:
                 continue
-            self._enqueue(state, depth, hops, url)
+            self._enqueue(state, depth, hops, url, low)
             resumed += 1
         self.counts["resumed_pending"] = resumed
         self.counts["resumed_pages"] = self.pages
         for key in self._robots_restored:
             self.sieve.add(key + "/robots.txt")
-        batch: list[tuple[int, int, str]] = []
+        batch: list[tuple[int, int, str, bool]] = []
         before = self.counts.copy()
         for seed in seeds:
             seed_url = normalize(seed)
@@ -545,7 +560,7 @@ class Crawler:
             self._steer_counts()
         self.counts["hosts"] = len(self.hosts)
         self.counts["ips"] = len(self.workbench.entries)
-        self.counts["pending_at_end"] = sum(len(s.queue) for s in self.hosts.values())
+        self.counts["pending_at_end"] = sum(s.pending() for s in self.hosts.values())
         self.counts["discovered_urls"] = len(self.sieve)
         self.counts["seconds"] = round(time.monotonic() - started)
         return CrawlSummary(self.s.snapshot, self.store.existing(), self.journal.errors_path, dict(self.counts),

@@ -1,8 +1,10 @@
 """What a crawl has decided, on disk, so that a crawl killed at any moment can resume.
 
 * ``state/discovered.log``: every URL accepted by filters, sieve and caps, in order, as
-  ``depth hops url``.  The links of a page are appended (and flushed) *before* its WARC
-  record is written, so no link of a stored page is ever lost.
+  ``depth hops url``, or ``l depth hops url`` for a URL put in its host's low-priority lane
+  (found on a steered host), so a resumed crawl puts it back in that lane.  The links of a
+  page are appended (and flushed) *before* its WARC record is written, so no link of a
+  stored page is ever lost.
 * ``errors.jsonl``: every URL that ended without a stored response, with its reason.
 * ``state/robots.jsonl``: the robots.txt outcome per host, so a resumed crawl does not ask again,
   with the counts of that fetch (requests, outcome).
@@ -12,8 +14,8 @@
   crawl's counts on resume (:mod:`spamflow.crawl.totals`).
 * the WARC files themselves: a URL with a complete ``response`` record is done.
 
-On resume, pending = discovered - done, in discovered order.  A line cut short by a kill is
-ignored (it was not flushed whole, so its URL was not yet acted on).
+On resume, pending = discovered - done, in discovered order, each in its lane.  A line cut
+short by a kill is ignored (it was not flushed whole, so its URL was not yet acted on).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from typing import Any, TextIO
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.crawl.links import content_signature, is_html
+
+LOW_LANE = "l "
+"""The prefix of a discovered.log line whose URL is in its host's low-priority lane."""
 
 
 def complete_lines(path: Path) -> Iterator[str]:
@@ -53,9 +58,10 @@ class Journal:
         self._robots: TextIO = open(self.robots_path, "a", encoding="utf-8")  # noqa: SIM115
         self._tally: TextIO = open(self.tally_path, "a", encoding="utf-8")  # noqa: SIM115
 
-    def discovered(self, entries: list[tuple[int, int, str]]) -> None:
+    def discovered(self, entries: list[tuple[int, int, str, bool]]) -> None:
+        """Accepted URLs as (depth, hops, url, low lane)."""
         if entries:
-            self._discovered.write("".join(f"{d} {h} {u}\n" for d, h, u in entries))
+            self._discovered.write("".join(f"{LOW_LANE if low else ''}{d} {h} {u}\n" for d, h, u, low in entries))
             self._discovered.flush()
 
     def error(self, record: dict[str, Any]) -> None:
@@ -79,10 +85,13 @@ class Journal:
             fh.close()
 
     # ---- reading back
-    def read_discovered(self) -> Iterator[tuple[int, int, str]]:
+    def read_discovered(self) -> Iterator[tuple[int, int, str, bool]]:
+        """(depth, hops, url, low lane) per accepted URL, in order (a journal written before
+        lanes existed has no ``l`` lines: every URL in the normal lane)."""
         for line in complete_lines(self.discovered_path):
-            depth, hops, url = line.split(" ", 2)
-            yield int(depth), int(hops), url
+            low = line.startswith(LOW_LANE)
+            depth, hops, url = line[len(LOW_LANE) if low else 0:].split(" ", 2)
+            yield int(depth), int(hops), url, low
 
     def read_errors(self) -> Iterator[dict[str, Any]]:
         for line in complete_lines(self.errors_path):
