@@ -442,7 +442,7 @@ class Crawler:
             self.signatures.add(signature)
         host = urlsplit(url).hostname or ""
         cost = 1 if self.steering is None else self.steering.link_depth(host)
-        low = self.steering is not None and host in self.steering.steered
+        low = self.steering is not None and self.steering.low_lane(host)
         if cost is not None and depth + cost > self.s.max_depth:
             self.counts["pages_at_max_depth"] += 1
             return
