@@ -1,11 +1,11 @@
-"""Links from steered hosts weigh less in frontier priority: a URL found on a steered host
-waits in its host's low-priority lane behind the URLs found on clean pages.
+"""Links from steered hosts weigh less in frontier priority: a URL found only on steered
+hosts waits in its host's low-priority lane behind the URLs found on clean pages.
 
 The tiny web (seed ``honest.test/``, one address per host, ``concurrency: 1``)::
 
     honest.test/  -> flag.test/, clean.test/
     flag.test/    -> shop.test/f1, /f2, /f3      (flag.test scored 0.9 by the earlier run)
-    clean.test/   -> shop.test/c1, /c2           (clean.test scored 0.1)
+    clean.test/   -> shop.test/c1, /c2, /f3      (clean.test scored 0.1)
     shop.test/*   pages without links            (shop.test scored 0.2)
 
 Why all five shop.test URLs are queued before its first page is fetched, by hand from the
@@ -16,7 +16,9 @@ for robots.txt first, flag.test's ending first, so flag.test/ is fetched before 
 shop.test, met on flag.test/, must fetch its robots.txt too, which ends after clean.test's
 did, so clean.test/ comes before shop.test's first page.  The pages are fetched honest/,
 flag/, clean/ and then shop.test's five: first in, first out without steering (f1 f2 f3 c1
-c2), the normal lane first with it (c1 c2 f1 f2 f3).
+c2: f3 is seen before when clean.test/ links it).  With steering f1, f2, f3 go to the low
+lane when flag.test/ is fetched; clean.test/ then queues c1, c2 and promotes f3 (found on a
+clean page too) to the normal lane: c1 c2 f3, then f1 f2 (f3's low-lane copy is skipped).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ HOSTS = {"honest.test": "127.0.32.1", "flag.test": "127.0.32.2", "clean.test": "
 SCORES = {"honest.test": 0.1, "flag.test": 0.9, "clean.test": 0.1, "shop.test": 0.2}
 LINKS = {("honest.test", "/"): ["http://flag.test/", "http://clean.test/"],
          ("flag.test", "/"): [f"http://shop.test/f{i}" for i in (1, 2, 3)],
-         ("clean.test", "/"): [f"http://shop.test/c{i}" for i in (1, 2)]}
+         ("clean.test", "/"): ["http://shop.test/c1", "http://shop.test/c2", "http://shop.test/f3"]}
 HEAD = ["honest.test/", "flag.test/", "clean.test/"]
 
 
@@ -70,21 +72,23 @@ def test_without_steering_the_host_queue_is_first_in_first_out(tmp_path):
     assert "urls_steer_low_lane" not in counts
 
 
-def test_links_from_a_steered_host_wait_in_the_low_lane(tmp_path):
+def test_links_found_only_on_a_steered_host_wait_in_the_low_lane(tmp_path):
     steer = {"run": str(write_run(tmp_path / "earlier", SCORES)), **STEER}
     order, counts = crawl_order(tmp_path, "steered", steer)
-    assert order == HEAD + ["shop.test/c1", "shop.test/c2", "shop.test/f1", "shop.test/f2", "shop.test/f3"]
-    assert (counts["urls_steer_low_lane"], counts["pages_steer_low_lane"]) == (3, 3)
+    assert order == HEAD + ["shop.test/c1", "shop.test/c2", "shop.test/f3", "shop.test/f1", "shop.test/f2"]
+    assert (counts["urls_steer_low_lane"], counts["urls_steer_promoted"], counts["pages_steer_low_lane"]) == (3, 1, 2)
+    assert (counts["pages"], counts["urls_accepted"], counts["pending_at_end"]) == (8, 8, 0)
 
 
 def test_when_the_page_budget_runs_out_the_links_from_spam_are_left_out(tmp_path):
-    # max_pages 5: honest/, flag/, clean/ and two pages of shop.test
-    order, _ = crawl_order(tmp_path, "plain", None, max_pages=5)
-    assert order == HEAD + ["shop.test/f1", "shop.test/f2"]
+    # max_pages 6: honest/, flag/, clean/ and three pages of shop.test
+    order, _ = crawl_order(tmp_path, "plain", None, max_pages=6)
+    assert order == HEAD + ["shop.test/f1", "shop.test/f2", "shop.test/f3"]
     steer = {"run": str(write_run(tmp_path / "earlier", SCORES)), **STEER}
-    order, counts = crawl_order(tmp_path, "steered", steer, max_pages=5)
-    assert order == HEAD + ["shop.test/c1", "shop.test/c2"]
-    assert (counts["urls_steer_low_lane"], counts["pages_steer_low_lane"], counts["pending_at_end"]) == (3, 0, 3)
+    order, counts = crawl_order(tmp_path, "steered", steer, max_pages=6)
+    # the three clean.test links to shop.test are fetched; f1 and f2, linked only from flag.test, are left
+    assert order == HEAD + ["shop.test/c1", "shop.test/c2", "shop.test/f3"]
+    assert (counts["urls_steer_low_lane"], counts["pages_steer_low_lane"], counts["pending_at_end"]) == (3, 0, 2)
 
 
 def test_a_resumed_crawl_puts_each_pending_url_back_in_its_lane(tmp_path):
@@ -93,16 +97,19 @@ def test_a_resumed_crawl_puts_each_pending_url_back_in_its_lane(tmp_path):
     order, counts = crawl_order(tmp_path, "resumed", steer, max_pages=3)
     assert order == HEAD and counts["pending_at_end"] == 5
     journal = Journal(tmp_path / "resumed")
-    lanes = [(url, low) for _, _, url, low in journal.read_discovered()]
+    lanes = [(url, lane) for _, _, url, lane in journal.read_discovered()]
     journal.close()
-    assert [u for u, low in lanes if low] == [f"http://shop.test/f{i}" for i in (1, 2, 3)]
+    assert [u for u, lane in lanes if lane == "l"] == [f"http://shop.test/f{i}" for i in (1, 2, 3)]
+    assert [u for u, lane in lanes if lane == "p"] == ["http://shop.test/f3"]
     # resumed with room for two more pages: the clean links come first, as in one crawl
     order, counts = crawl_order(tmp_path, "resumed", steer, max_pages=5)
     assert order == ["shop.test/c1", "shop.test/c2"]
     assert (counts["resumed_pending"], counts["urls_steer_low_lane"], counts["pending_at_end"]) == (5, 3, 3)
+    # then f3 (promoted, so in the normal lane after the resume too), f1, f2; f3 once
     order, counts = crawl_order(tmp_path, "resumed", steer, max_pages=100)
-    assert order == ["shop.test/f1", "shop.test/f2", "shop.test/f3"]
-    assert (counts["pages"], counts["pages_steer_low_lane"], counts["urls_steer_low_lane"]) == (8, 3, 3)
+    assert order == ["shop.test/f3", "shop.test/f1", "shop.test/f2"]
+    assert (counts["pages"], counts["pages_steer_low_lane"], counts["urls_steer_promoted"]) == (8, 2, 1)
+    assert (counts["urls_accepted"], counts["pending_at_end"]) == (8, 0)
 
 
 def test_two_spilling_lanes_take_the_normal_one_first_and_stay_bounded(tmp_path):

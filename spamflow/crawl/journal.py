@@ -2,7 +2,9 @@
 
 * ``state/discovered.log``: every URL accepted by filters, sieve and caps, in order, as
   ``depth hops url``, or ``l depth hops url`` for a URL put in its host's low-priority lane
-  (found on a steered host), so a resumed crawl puts it back in that lane.  The links of a
+  (found on a steered host), so a resumed crawl puts it back in that lane, and ``p depth
+  hops url`` when a clean page promoted such a URL to the normal lane (lanes.py): not a
+  second accepted URL, the same one queued again.  The links of a
   page are appended (and flushed) *before* its WARC record is written, so no link of a
   stored page is ever lost.
 * ``errors.jsonl``: every URL that ended without a stored response, with its reason.
@@ -29,8 +31,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.crawl.links import content_signature, is_html
 
-LOW_LANE = "l "
-"""The prefix of a discovered.log line whose URL is in its host's low-priority lane."""
+LOW = "l"
+"""The lane mark of a discovered.log line whose URL went to its host's low-priority lane."""
+PROMOTED = "p"
+"""The mark of a line queuing a low-lane URL again in the normal lane (found on a clean page)."""
 
 
 def complete_lines(path: Path) -> Iterator[str]:
@@ -58,10 +62,10 @@ class Journal:
         self._robots: TextIO = open(self.robots_path, "a", encoding="utf-8")  # noqa: SIM115
         self._tally: TextIO = open(self.tally_path, "a", encoding="utf-8")  # noqa: SIM115
 
-    def discovered(self, entries: list[tuple[int, int, str, bool]]) -> None:
-        """Accepted URLs as (depth, hops, url, low lane)."""
+    def discovered(self, entries: list[tuple[int, int, str, str]]) -> None:
+        """Accepted URLs as (depth, hops, url, lane): lane "" (normal), LOW or PROMOTED."""
         if entries:
-            self._discovered.write("".join(f"{LOW_LANE if low else ''}{d} {h} {u}\n" for d, h, u, low in entries))
+            self._discovered.write("".join(f"{lane + ' ' if lane else ''}{d} {h} {u}\n" for d, h, u, lane in entries))
             self._discovered.flush()
 
     def error(self, record: dict[str, Any]) -> None:
@@ -85,13 +89,13 @@ class Journal:
             fh.close()
 
     # ---- reading back
-    def read_discovered(self) -> Iterator[tuple[int, int, str, bool]]:
-        """(depth, hops, url, low lane) per accepted URL, in order (a journal written before
-        lanes existed has no ``l`` lines: every URL in the normal lane)."""
+    def read_discovered(self) -> Iterator[tuple[int, int, str, str]]:
+        """(depth, hops, url, lane) per line, in order (a journal written before lanes
+        existed has no ``l`` or ``p`` lines: every URL in the normal lane)."""
         for line in complete_lines(self.discovered_path):
-            low = line.startswith(LOW_LANE)
-            depth, hops, url = line[len(LOW_LANE) if low else 0:].split(" ", 2)
-            yield int(depth), int(hops), url, low
+            lane = line[0] if line[:2] in (LOW + " ", PROMOTED + " ") else ""
+            depth, hops, url = line[2 if lane else 0:].split(" ", 2)
+            yield int(depth), int(hops), url, lane
 
     def read_errors(self) -> Iterator[dict[str, Any]]:
         for line in complete_lines(self.errors_path):
