@@ -32,6 +32,7 @@ from test_crawl_steer import TEXT, page, write_run
 from spamflow.crawl.crawler import crawl
 from spamflow.crawl.frontier import HostQueue, SpillFile
 from spamflow.crawl.journal import Journal
+from spamflow.crawl.lanes import LowLaneIndex
 from spamflow.crawl.loopback import LoopbackWeb, Reply
 from spamflow.crawl.settings import CrawlSettings
 from spamflow.crawl.workbench import VisitState
@@ -134,3 +135,16 @@ def test_two_spilling_lanes_take_the_normal_one_first_and_stay_bounded(tmp_path)
         assert state.queue.in_memory() <= 4 + 8 + 8 and state.low.in_memory() <= 4 + 8 + 8
     assert spill.bytes_written > 0
     spill.close()
+
+
+def test_the_low_lane_index_promotes_a_waiting_url_once():
+    index = LowLaneIndex()
+    index.enter("http://a.test/1")
+    index.enter("http://a.test/2")
+    assert not index.promote("http://a.test/3")  # never in a low lane
+    assert index.promote("http://a.test/1") and not index.promote("http://a.test/1")  # once
+    assert index.copies() == 1
+    assert not index.leave("http://a.test/1")  # its low-lane copy is skipped
+    assert index.copies() == 0 and not index.promote("http://a.test/1")
+    assert index.leave("http://a.test/2")  # not promoted: fetched from the low lane
+    assert not index.promote("http://a.test/2")  # fetched already: nothing to promote
