@@ -230,6 +230,8 @@ def test_the_crawl_stage_writes_steer_jsonl_and_its_counts_to_run_json(tmp_path)
         ("c.farm.test", "subdomain_capped"), ("www.farm.test", "budget")]
     counts = crawl_stage["counts"]
     assert (counts["s2_hosts_steered"], counts["s2_subdomains_capped"], counts["s2_urls_steer_over_budget"]) == (1, 2, 1)
+    # deep.test/, found on the steered www.farm.test, went to the low lane and was fetched
+    assert (counts["s2_urls_steer_low_lane"], counts["s2_pages_steer_low_lane"]) == (1, 1)
     assert counts["s2_pages"] == 8  # as test_budget_subdomain_cap_and_link_weight worked out
     assert set(crawl_stage["input_files"]) == {"s2.steer.run", "s2.steer.classify.scores.score"}
 

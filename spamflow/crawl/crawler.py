@@ -25,7 +25,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from spamflow.crawl.filters import UrlFilter, parse_filter
 from spamflow.crawl.frontier import HostQueue, SpillFile
-from spamflow.crawl.journal import Journal, complete_lines, drop_partial_line, stored_responses
+from spamflow.crawl.journal import LOW, PROMOTED, Journal, complete_lines, drop_partial_line, stored_responses
+from spamflow.crawl.lanes import LowLaneIndex
 from spamflow.crawl.links import content_signature, decode_content, extract_links, is_html
 from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
 from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
@@ -114,6 +115,7 @@ class Crawler:
         self.steering: Steering | None = (load_steering(settings.steer, base_dir, f"input.crawl ({settings.snapshot})"
                                                         ".steer") if settings.steer else None)
         self._steer_log: TextIO | None = None
+        self.low_lanes: LowLaneIndex | None = LowLaneIndex() if self.steering is not None else None
         self._steer_seen: dict[str, str] = {}  # host -> its action in steer.jsonl (each host once)
 
     # ------------------------------------------------------------------ scope and the sieve
@@ -123,8 +125,11 @@ class Crawler:
         host = urlsplit(url).hostname or ""
         return (host if self.s.scope == "hosts" else registered_domain(host)) in self.scope
 
-    def offer(self, url: str, depth: int, hops: int, batch: list[tuple[int, int, str]]) -> None:
-        """A normalised URL found at ``depth`` after ``hops`` redirects: filter, sieve, cap, queue."""
+    def offer(self, url: str, depth: int, hops: int, batch: list[tuple[int, int, str, str]],
+              low: bool = False) -> None:
+        """A normalised URL found at ``depth`` after ``hops`` redirects: filter, sieve, cap, queue;
+        ``low``: found on a steered host, so it goes to its host's low-priority lane (a URL
+        waiting there that a clean page links to is promoted to the normal lane)."""
         if not self._in_scope(url):
             self.counts["urls_out_of_scope"] += 1
             return
@@ -132,6 +137,8 @@ class Crawler:
             self.counts["urls_filtered"] += 1
             return
         if not self.sieve.add(url):
+            if not low and self.low_lanes is not None and self._promote(url, depth, hops, batch):
+                return
             self.counts["urls_seen_before"] += 1
             return
         if self.steering is not None and not self._steer_allows(urlsplit(url).hostname or ""):
@@ -145,15 +152,37 @@ class Crawler:
             self.counts["urls_steer_over_budget"] += 1
             return
         state.accepted += 1
-        batch.append((depth, hops, url))
+        batch.append((depth, hops, url, LOW if low else ""))
         self.counts["urls_accepted"] += 1  # one per line of the journal's discovered.log
+        if low:
+            self.counts["urls_steer_low_lane"] += 1
         if self.addresses.get(state.host, ("?", None))[0] == "":  # its DNS lookup failed before
             self._error(url, "dns", f"{state.host}: not resolved")
             return
-        self._enqueue(state, depth, hops, url)
+        self._enqueue(state, depth, hops, url, low)
 
-    def _enqueue(self, state: VisitState, depth: int, hops: int, url: str) -> None:
-        state.queue.append(f"{depth} {hops} {path_query(url)}".encode("utf-8", "surrogatepass"))
+    def _promote(self, url: str, depth: int, hops: int, batch: list[tuple[int, int, str, str]]) -> bool:
+        """Queue ``url``, waiting in a low lane, again in the normal lane (lanes.py); False if it
+        is not waiting there (fetched already, promoted already, or never low)."""
+        state = self.hosts.get(scheme_authority(url))
+        assert self.low_lanes is not None
+        if state is None or self.addresses.get(state.host, ("?", None))[0] == "" or not self.low_lanes.promote(url):
+            return False
+        batch.append((depth, hops, url, PROMOTED))
+        self.counts["urls_steer_promoted"] += 1
+        self._enqueue(state, depth, hops, url)
+        return True
+
+    def _enqueue(self, state: VisitState, depth: int, hops: int, url: str, low: bool = False) -> None:
+        entry = f"{depth} {hops} {path_query(url)}".encode("utf-8", "surrogatepass")
+        if low:
+            assert self.low_lanes is not None
+            self.low_lanes.enter(url)
+            if state.low is None:
+                state.low = HostQueue(self.spill, self.s.frontier_head, self.s.frontier_block)
+            state.low.append(entry)
+        else:
+            state.queue.append(entry)
         self.workbench.schedule(state)
         self.wakeup.set()
 
@@ -219,7 +248,8 @@ class Crawler:
         self.counts["subdomains_admitted"] = actions["new_subdomain"]
         self.counts["subdomains_capped"] = actions["subdomain_capped"]
         for key in ("urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
-                    "links_steer_not_followed"):
+                    "links_steer_not_followed", "urls_steer_low_lane", "pages_steer_low_lane",
+                    "urls_steer_promoted"):
             self.counts[key] += 0  # present, 0 or not, whenever steering is on
 
     # ------------------------------------------------------------------ DNS, once per host
@@ -243,10 +273,13 @@ class Crawler:
         except (OSError, UnicodeError, IndexError) as exc:
             self.counts["hosts_dns_failed"] += 1
             pending = []
-            while len(state.queue):
-                pending.append(state.queue.popleft())
-            for entry in pending:
-                self._error(state.key + entry.decode().split(" ", 2)[2], "dns", f"{state.host}: {exc}")
+            while state.pending():
+                raw, low = state.popleft()
+                url = state.key + raw.decode().split(" ", 2)[2]
+                if not low or self.low_lanes is None or self.low_lanes.leave(url):  # not a promoted copy
+                    pending.append(url)
+            for url in pending:
+                self._error(url, "dns", f"{state.host}: {exc}")
             state.robots = ALLOW_ALL
             state.entry = None
             self.addresses.setdefault(state.host, ("", None))  # marks the host as failed
@@ -375,9 +408,12 @@ class Crawler:
         if state.robots is None:
             await self._fetch_robots(session, state)
             return time.monotonic()
-        entry = state.queue.popleft().decode("utf-8", "surrogatepass")
+        raw, low = state.popleft()
+        entry = raw.decode("utf-8", "surrogatepass")
         depth_s, hops_s, pq = entry.split(" ", 2)
         depth, hops, url = int(depth_s), int(hops_s), state.key + pq
+        if low and self.low_lanes is not None and not self.low_lanes.leave(url):
+            return None  # promoted: fetched from the normal lane already
         if not state.robots.allowed(url, self.s.user_agent):
             self._error(url, "robots_disallowed", f"robots.txt ({state.robots.outcome}) disallows it")
             return None
@@ -396,7 +432,9 @@ class Crawler:
         self.counts["requests"] += 1
         if got.exchange.truncated:
             self.counts[f"truncated_{got.exchange.truncated}"] += 1
-        batch: list[tuple[int, int, str]] = []
+        if low:
+            self.counts["pages_steer_low_lane"] += 1
+        batch: list[tuple[int, int, str, str]] = []
         if got.status in REDIRECTS and got.location:
             self.counts["redirects"] += 1
             target = normalize(got.location, url)
@@ -405,7 +443,7 @@ class Crawler:
             elif hops >= self.s.max_redirects:
                 self._error(target, "too_many_redirects", f"more than {self.s.max_redirects} hops", source=url)
             else:
-                self.offer(target, depth, hops + 1, batch)
+                self.offer(target, depth, hops + 1, batch, low)  # a redirect keeps its lane
         elif 200 <= got.status < 300 and is_html(got.content_type):
             self._follow(got, url, depth, batch)
         self.counts["pages"] += 1
@@ -418,7 +456,7 @@ class Crawler:
         self.pages += 1
         return end
 
-    def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str]]) -> None:
+    def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str, str]]) -> None:
         encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
         body = decode_content(got.exchange.body, encoding)
         if self.s.near_duplicates:
@@ -427,7 +465,9 @@ class Crawler:
                 self.counts["near_duplicates"] += 1
                 return
             self.signatures.add(signature)
-        cost = 1 if self.steering is None else self.steering.link_depth(urlsplit(url).hostname or "")
+        host = urlsplit(url).hostname or ""
+        cost = 1 if self.steering is None else self.steering.link_depth(host)
+        low = self.steering is not None and self.steering.low_lane(host)
         if cost is not None and depth + cost > self.s.max_depth:
             self.counts["pages_at_max_depth"] += 1
             return
@@ -445,7 +485,7 @@ class Crawler:
             if link is None:
                 self.counts["links_not_http"] += 1
                 continue
-            self.offer(link, depth + cost, 0, batch)
+            self.offer(link, depth + cost, 0, batch, low)
 
     # ------------------------------------------------------------------ the loop
     async def _worker(self, session: aiohttp.ClientSession, todo: asyncio.Queue[VisitState | None]) -> None:
@@ -473,23 +513,28 @@ class Crawler:
             body = str(row["body"]).encode("utf-8")
             self._robots_restored[row["key"]] = rules_from_response(row["status"], body, time.time())
         resumed = 0
-        for depth, hops, url in self.journal.read_discovered():
+        for depth, hops, url, lane in self.journal.read_discovered():
+            state = self._state(url)
+            if lane == PROMOTED:  # the same URL queued again, in the normal lane
+                if url not in stored and url not in ended and self.low_lanes is not None:
+                    self.low_lanes.mark_promoted(url)
+                    self._enqueue(state, depth, hops, url)
+                continue
             self.counts["urls_accepted"] += 1
             self.sieve.add(url)
-            state = self._state(url)
             state.accepted += 1
             if url in stored:
                 self.pages += 1
                 continue
             if url in ended:
                 continue
-            self._enqueue(state, depth, hops, url)
+            self._enqueue(state, depth, hops, url, lane == LOW)
             resumed += 1
         self.counts["resumed_pending"] = resumed
         self.counts["resumed_pages"] = self.pages
         for key in self._robots_restored:
             self.sieve.add(key + "/robots.txt")
-        batch: list[tuple[int, int, str]] = []
+        batch: list[tuple[int, int, str, str]] = []
         before = self.counts.copy()
         for seed in seeds:
             seed_url = normalize(seed)
@@ -545,7 +590,8 @@ class Crawler:
             self._steer_counts()
         self.counts["hosts"] = len(self.hosts)
         self.counts["ips"] = len(self.workbench.entries)
-        self.counts["pending_at_end"] = sum(len(s.queue) for s in self.hosts.values())
+        self.counts["pending_at_end"] = sum(s.pending() for s in self.hosts.values()) - (
+            self.low_lanes.copies() if self.low_lanes is not None else 0)  # a promoted URL is pending once
         self.counts["discovered_urls"] = len(self.sieve)
         self.counts["seconds"] = round(time.monotonic() - started)
         return CrawlSummary(self.s.snapshot, self.store.existing(), self.journal.errors_path, dict(self.counts),

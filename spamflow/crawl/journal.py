@@ -1,8 +1,12 @@
 """What a crawl has decided, on disk, so that a crawl killed at any moment can resume.
 
 * ``state/discovered.log``: every URL accepted by filters, sieve and caps, in order, as
-  ``depth hops url``.  The links of a page are appended (and flushed) *before* its WARC
-  record is written, so no link of a stored page is ever lost.
+  ``depth hops url``, or ``l depth hops url`` for a URL put in its host's low-priority lane
+  (found on a steered host), so a resumed crawl puts it back in that lane, and ``p depth
+  hops url`` when a clean page promoted such a URL to the normal lane (lanes.py): not a
+  second accepted URL, the same one queued again.  The links of a
+  page are appended (and flushed) *before* its WARC record is written, so no link of a
+  stored page is ever lost.
 * ``errors.jsonl``: every URL that ended without a stored response, with its reason.
 * ``state/robots.jsonl``: the robots.txt outcome per host, so a resumed crawl does not ask again,
   with the counts of that fetch (requests, outcome).
@@ -12,8 +16,8 @@
   crawl's counts on resume (:mod:`spamflow.crawl.totals`).
 * the WARC files themselves: a URL with a complete ``response`` record is done.
 
-On resume, pending = discovered - done, in discovered order.  A line cut short by a kill is
-ignored (it was not flushed whole, so its URL was not yet acted on).
+On resume, pending = discovered - done, in discovered order, each in its lane.  A line cut
+short by a kill is ignored (it was not flushed whole, so its URL was not yet acted on).
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ from typing import Any, TextIO
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.crawl.links import content_signature, is_html
+
+LOW = "l"
+"""The lane mark of a discovered.log line whose URL went to its host's low-priority lane."""
+PROMOTED = "p"
+"""The mark of a line queuing a low-lane URL again in the normal lane (found on a clean page)."""
 
 
 def complete_lines(path: Path) -> Iterator[str]:
@@ -53,9 +62,10 @@ class Journal:
         self._robots: TextIO = open(self.robots_path, "a", encoding="utf-8")  # noqa: SIM115
         self._tally: TextIO = open(self.tally_path, "a", encoding="utf-8")  # noqa: SIM115
 
-    def discovered(self, entries: list[tuple[int, int, str]]) -> None:
+    def discovered(self, entries: list[tuple[int, int, str, str]]) -> None:
+        """Accepted URLs as (depth, hops, url, lane): lane "" (normal), LOW or PROMOTED."""
         if entries:
-            self._discovered.write("".join(f"{d} {h} {u}\n" for d, h, u in entries))
+            self._discovered.write("".join(f"{lane + ' ' if lane else ''}{d} {h} {u}\n" for d, h, u, lane in entries))
             self._discovered.flush()
 
     def error(self, record: dict[str, Any]) -> None:
@@ -79,10 +89,13 @@ class Journal:
             fh.close()
 
     # ---- reading back
-    def read_discovered(self) -> Iterator[tuple[int, int, str]]:
+    def read_discovered(self) -> Iterator[tuple[int, int, str, str]]:
+        """(depth, hops, url, lane) per line, in order (a journal written before lanes
+        existed has no ``l`` or ``p`` lines: every URL in the normal lane)."""
         for line in complete_lines(self.discovered_path):
-            depth, hops, url = line.split(" ", 2)
-            yield int(depth), int(hops), url
+            lane = line[0] if line[:2] in (LOW + " ", PROMOTED + " ") else ""
+            depth, hops, url = line[2 if lane else 0:].split(" ", 2)
+            yield int(depth), int(hops), url, lane
 
     def read_errors(self) -> Iterator[dict[str, Any]]:
         for line in complete_lines(self.errors_path):

@@ -13,6 +13,8 @@ crawler asks:
   subdomain*: at most ``subdomain_cap`` of them per domain are crawled, the rest refused;
 * a link found on a steered host costs ``1 / link_weight`` depth levels instead of one (0:
   its links are not followed), so ``max_depth`` reaches less far from spam.
+* a URL found on a steered host waits in its host's low-priority lane (the crawler asks
+  :meth:`Steering.low_lane`), behind the URLs honest pages link to.
 
 Every decision about a host is one line of ``steer.jsonl`` (see :meth:`Steering.record`).
 """
@@ -97,6 +99,10 @@ class Steering:
             return 1
         w = self.settings.link_weight
         return None if w == 0 else math.ceil(round(1 / w, 9))
+
+    def low_lane(self, host: str) -> bool:
+        """Whether the links found on ``host`` go to their hosts' low-priority lanes."""
+        return host in self.steered
 
     def new_subdomain_domain(self, host: str) -> str | None:
         """The steered registered domain ``host`` is a new subdomain of, or None."""

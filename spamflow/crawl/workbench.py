@@ -7,6 +7,11 @@ entries keyed by ``max(entry.next_fetch, next_fetch of its first visit state)``.
 host marks both it and its IP busy (the "token"), so at most one request per IP is in flight;
 releasing them sets ``next_fetch = end of the request + delay``.  Hence two requests to one
 host, or to one IP, start at least the host (IP) delay apart, whatever the concurrency.
+
+A visit state has two lanes: ``queue`` (the normal lane) and ``low``, the URLs a steered crawl
+found only on steered hosts (docs/crawl.md, "Steering").  Its next URL comes from ``queue``
+while that has one, so links from spam wait behind the host's other URLs; politeness sees
+one host either way.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ class VisitState:
     key: str  # scheme://authority
     host: str
     port: int
-    queue: HostQueue
+    queue: HostQueue  # the normal lane
     delay: float  # the host delay, raised by robots.txt Crawl-delay
     next_fetch: float = 0.0
     ip: str | None = None
@@ -34,6 +39,17 @@ class VisitState:
     scheduled: bool = False
     accepted: int = 0  # URLs accepted for this host (the per-host cap counts these)
     connect_port: int | None = None  # from a resolve: "addr:port" pin
+    low: HostQueue | None = None  # the low-priority lane, made by the first URL it gets
+
+    def pending(self) -> int:
+        """URLs waiting in both lanes."""
+        return len(self.queue) + (len(self.low) if self.low is not None else 0)
+
+    def popleft(self) -> tuple[bytes, bool]:
+        """The next entry, from the normal lane first, and whether it came from the low lane."""
+        if len(self.queue) or self.low is None:
+            return self.queue.popleft(), False
+        return self.low.popleft(), True
 
 
 @dataclass(eq=False)
@@ -63,7 +79,7 @@ class Workbench:
 
     def schedule(self, state: VisitState) -> None:
         """A host has pending URLs: queue it in its entry unless it is busy or queued already."""
-        if state.scheduled or state.busy or not len(state.queue) or state.entry is None:
+        if state.scheduled or state.busy or not state.pending() or state.entry is None:
             return
         state.scheduled = True
         self.front += 1

@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     print("honest hosts that lost pages: " + (", ".join(f"{h} {x}->{y}" for h, (x, y) in lost.items()) or "none"))
     print("steering counts: " + ", ".join(f"{k}={steered.counts.get(k, 0)}" for k in (
         "hosts_steered", "hosts_steer_skipped", "subdomains_capped", "urls_steer_over_budget",
-        "urls_steer_skipped", "urls_steer_subdomain_capped", "links_steer_not_followed")))
+        "urls_steer_skipped", "urls_steer_subdomain_capped", "links_steer_not_followed", "urls_steer_low_lane",
+        "pages_steer_low_lane", "urls_steer_promoted")))
     print(f"crawls and steer.jsonl: {out}")
     return 0
 

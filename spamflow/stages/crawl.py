@@ -44,7 +44,8 @@ DEMO_CRAWL: dict[str, Any] = {"scope": "any", "host_delay": 0.02, "ip_delay": 0.
 
 STEER_COUNTS = ("hosts_steered", "hosts_steer_skipped", "subdomains_admitted", "subdomains_capped",
                 "urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
-                "links_steer_not_followed")
+                "links_steer_not_followed", "urls_steer_low_lane", "pages_steer_low_lane",
+                "urls_steer_promoted")
 """The steering counts copied per snapshot into run.json when ``steer`` is set (crawler.py)."""
 
 
