@@ -33,6 +33,10 @@ class HostGraph:
     words: np.ndarray
     """Words on the node's pages in this snapshot (for change(u))."""
     counts: dict[str, int] = field(default_factory=dict)
+    uncrawled: pa.Table | None = None
+    """``source`` (node id), ``target`` (host), ``links``: the dropped links to hosts not
+    crawled, kept so that a host crawled later gets its in-links from this snapshot (the
+    frozen statistics of incremental scoring); None where not collected (MapReduce edges)."""
 
     @property
     def n(self) -> int:
@@ -78,6 +82,7 @@ def build_host_graph(snapshot: str, batches: Iterable[pa.RecordBatch], index: np
     n = len(index)
     src_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
+    uncrawled_parts: list[pa.Table] = []
     crawled = np.zeros(n, dtype=bool)
     words = np.zeros(n, dtype=np.int64)
     counts = {"pages": 0, "links": 0, "self_links": 0, "links_to_uncrawled": 0, "links_without_host": 0,
@@ -109,6 +114,9 @@ def build_host_graph(snapshot: str, batches: Iterable[pa.RecordBatch], index: np
         has_host = ~no_host.to_numpy(zero_copy_only=False)
         uncrawled = has_host & (dst < 0)
         counts["links_to_uncrawled"] += int(uncrawled.sum())
+        uncrawled &= src >= 0
+        uncrawled_parts.append(pa.table({"source": pa.array(src[uncrawled], pa.int64()),
+                                         "target": pc.filter(target, pa.array(uncrawled))}))
         keep = (dst >= 0) & (src >= 0)
         self_link = keep & (src == dst)
         counts["self_links"] += int(self_link.sum())
@@ -121,7 +129,18 @@ def build_host_graph(snapshot: str, batches: Iterable[pa.RecordBatch], index: np
     adjacency.sum_duplicates()
     counts["edges"] = int(adjacency.nnz)
     counts["hosts"] = int(crawled.sum())
-    return HostGraph(snapshot, adjacency, crawled, words, counts)
+    return HostGraph(snapshot, adjacency, crawled, words, counts, _count_links(uncrawled_parts))
+
+
+def _count_links(parts: list[pa.Table]) -> pa.Table:
+    """One row per distinct (source, target) of the parts, with the number of links."""
+    if not parts:
+        return pa.table({"source": pa.array([], pa.int64()), "target": pa.array([], pa.string()),
+                         "links": pa.array([], pa.int64())})
+    table = pa.concat_tables(parts).append_column("links", pa.array(np.ones(sum(len(p) for p in parts), np.int64)))
+    table = table.group_by(["source", "target"]).aggregate([("links", "sum")])
+    table = pa.table({"source": table["source"], "target": table["target"], "links": table["links_sum"]})
+    return table.sort_by([("source", "ascending"), ("target", "ascending")])
 
 
 def graph_from_edges(n: int, edges: Iterable[tuple[int, int]], snapshot: str = "t") -> HostGraph:
