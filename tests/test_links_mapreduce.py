@@ -23,6 +23,7 @@ from spamflow.detector import RunSettings, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
 from spamflow_links.detector import LinksDetector, load_graphs
 from spamflow_links.hostgraph import graph_from_edges
+from spamflow_links.incremental import FrozenLinks
 from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
 from spamflow_links.mr_ball_step import unite
 from spamflow_links.mr_rank_step import gather
@@ -226,9 +227,10 @@ def run_stage(pages: Path, outdir: Path, settings: RunSettings, **params) -> dic
     p = LinksParams(trust_seeds=["h1.example.org", "h2.example.org"], **params)
     result = LinksDetector().run(StageContext(p, {"parse": parse}, outdir, settings))
     assert sorted(f.name for f in outdir.iterdir()) == sorted(
-        ["graphs", "hosts.parquet", "summary.json", "rank_density.npz", "temporal.parquet"])  # no work files
+        ["graphs", "hosts.parquet", "summary.json", "rank_density.npz", "temporal.parquet",
+         "frozen.npz"])  # no work files
     return {"counts": result.counts, "hosts": pq.read_table(outdir / "hosts.parquet"),
-            "temporal": pq.read_table(outdir / "temporal.parquet")}
+            "temporal": pq.read_table(outdir / "temporal.parquet"), "frozen": FrozenLinks.load(outdir / "frozen.npz")}
 
 
 def test_stage_features_are_the_same_on_both_engines(tmp_path):
@@ -245,6 +247,13 @@ def test_stage_features_are_the_same_on_both_engines(tmp_path):
         assert mr["counts"].pop("mapreduce_jobs") > 0 and "mapreduce_jobs" not in memory["counts"]
         assert mr["counts"] == memory["counts"]
         assert mr["temporal"].equals(memory["temporal"])
+        a, b = mr["frozen"], memory["frozen"]  # incremental scoring's graph: the same on both engines
+        assert len(b.uncrawled_target) > 0 and set(b.uncrawled_target) <= {f"uncrawled{i}.example.net" for i in range(3)}
+        assert np.array_equal(a.nodes, b.nodes) and (a.adjacency != b.adjacency).nnz == 0
+        assert np.array_equal(a.uncrawled_source, b.uncrawled_source) and np.array_equal(a.uncrawled_links,
+                                                                                         b.uncrawled_links)
+        assert np.array_equal(a.uncrawled_target, b.uncrawled_target)
+        assert np.abs(a.pagerank - b.pagerank).sum() < TOL and np.abs(a.walk - b.walk).sum() < TOL
         got, want = mr["hosts"], memory["hosts"]
         assert got.column_names == want.column_names == ["snapshot", "host", *STATIC_COLUMNS]
         assert got["host"].equals(want["host"]) and got["snapshot"].equals(want["snapshot"])

@@ -29,11 +29,31 @@ import scipy.sparse as sp
 
 from spamflow_links.hostgraph import HostGraph
 from spamflow_links.ranks import Walk, rank_index, two_d_rank
-from spamflow_links.static_features import degree_features, neighbour_mean_var, rank_matrix, with_ratios
+from spamflow_links.static_features import (
+    STATIC_COLUMNS,
+    degree_features,
+    neighbour_mean_var,
+    rank_matrix,
+    with_ratios,
+)
+from spamflow_links.transforms import host_transforms
 
 FORMAT = "spamflow-links-frozen/1"
+EXACT_RAW = ("indegree", "outdegree", "reciprocity", "avgin_of_out", "avgout_of_in", "assortativity",
+             "neighbors_2", "neighbors_3", "neighbors_4")
+"""The raw features a new host gets exactly as a full run on the union graph would (with
+exact supporters: a full run above ``exact_max_nodes`` estimates them by HyperLogLog)."""
 TRUNCATED = 4
 """Truncated PageRank T = 1..4, as ``static_features``."""
+
+
+def exact_columns() -> tuple[str, ...]:
+    """The static columns computed from ``EXACT_RAW`` only (their ratios and transforms too)."""
+    inputs = {name: formula.inputs(suffix) for name, formula, suffix in host_transforms()}
+    inputs |= {"neighbors_2_over_indegree": {"neighbors_2", "indegree"},
+               "neighbors_3_over_neighbors_2": {"neighbors_3", "neighbors_2"},
+               "neighbors_4_over_neighbors_3": {"neighbors_4", "neighbors_3"}}
+    return tuple(c for c in STATIC_COLUMNS if set(inputs.get(c, {c})) <= set(EXACT_RAW))
 
 
 @dataclass
