@@ -231,6 +231,30 @@ def synthetic_links(known: int, new: int, seed: int = 0) -> tuple[Any, Any, np.n
     return frozen, new_graph, names
 
 
+def full_ranks(union: sp.csr_matrix, seeds: np.ndarray, known: int) -> dict[str, np.ndarray]:
+    """PageRank, CheiRank, TrustRank and truncated PageRank recomputed on the whole union graph
+    (the binary walk, as the links stage's default), for the error of the incremental ones."""
+    from spamflow_links.ranks import Walk, pagerank, truncated_pagerank
+    from spamflow_links.static_features import rank_matrix
+
+    w = rank_matrix(union, "binary")
+    walk = Walk.of(w)
+    pr = pagerank(walk)
+    all_seeds = np.zeros(union.shape[0])
+    all_seeds[:known] = seeds
+    out = {"pagerank": pr, "cheirank": pagerank(Walk.of(w, reverse=True)),
+           "trustrank": pagerank(walk, teleport=all_seeds)}
+    out.update({f"truncatedpagerank_{t}": v for t, v in truncated_pagerank(walk, 4, pr=pr).items()})
+    return out
+
+
+def rel_errors(got: np.ndarray, want: np.ndarray) -> dict[str, float]:
+    """Mean and max relative error of ``got`` against ``want`` (where ``want`` > 0)."""
+    ok = want > 0
+    rel = np.abs(got[ok] - want[ok]) / want[ok]
+    return {"mean_rel": float(f"{rel.mean():.3g}"), "max_rel": float(f"{rel.max():.3g}")}
+
+
 def main_speed(known: int, new: int, pages_per_host: int, work: Path) -> None:
     from bench_content import make_corpus
 
@@ -246,9 +270,20 @@ def main_speed(known: int, new: int, pages_per_host: int, work: Path) -> None:
         frozen.seeds)), 1e-10)
     links_seconds = time.perf_counter() - started
     assert np.isfinite(f["pagerank"][graph.crawled]).all()
+    started = time.perf_counter()
+    full = full_ranks(union, frozen.seeds, len(frozen.nodes))
+    full_seconds = time.perf_counter() - started
+    from spamflow_links.static_features import static_features
+
+    started = time.perf_counter()
+    static_features(union, trust_seeds=np.isin(np.arange(len(names)), np.flatnonzero(frozen.seeds)))
+    static_seconds = time.perf_counter() - started
+    errors = {name: rel_errors(f[name][graph.crawled], full[name][graph.crawled]) for name in full}
     print(json.dumps({"family": "links", "known_hosts": known, "known_edges": int(frozen.adjacency.nnz),
                       "new_hosts": new, "seconds": round(links_seconds, 3),
-                      "hosts_per_second": round(new / links_seconds, 1)}))
+                      "hosts_per_second": round(new / links_seconds, 1),
+                      "full_ranks_seconds": round(full_seconds, 2),
+                      "full_static_features_seconds": round(static_seconds, 2), "rank_errors_vs_full": errors}))
     # content: corpus statistics of the known hosts' pages, then the new hosts' pages against them
     corpus = work / "corpus"
     make_corpus(corpus, known + new, pages_per_host)

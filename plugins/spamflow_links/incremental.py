@@ -208,9 +208,11 @@ def truncated_local(walk: Walk, frozen_series: np.ndarray, known: np.ndarray, ne
 
 def new_host_features(frozen: FrozenLinks, union: sp.csr_matrix, known: np.ndarray, new: np.ndarray,
                       seeds: np.ndarray, tol: float) -> dict[str, np.ndarray]:
-    """Every static feature column for every node of the union graph; only the ``new`` rows
-    (this run's crawled nodes) are meant. Ranks are solved for them and for nodes of the run
-    not crawled in this snapshot; the other known nodes hold their frozen values."""
+    """Every static feature column over the nodes of the union graph, meant for the ``new``
+    rows (this run's crawled nodes). Degrees and ranks are there for every node; supporters,
+    ratios and transforms for the new rows only (NaN elsewhere). Ranks are solved for the new
+    rows and for nodes of the run not crawled in this snapshot; the other known nodes hold
+    their frozen values."""
     is_known = np.zeros(union.shape[0], dtype=bool)
     is_known[known] = True
     solve = new | ~is_known
@@ -247,7 +249,13 @@ def new_host_features(frozen: FrozenLinks, union: sp.csr_matrix, known: np.ndarr
     k_pr, k_chei = rank_index(pr), rank_index(chei)
     f["pagerank_index"], f["cheirank_index"] = k_pr.astype(np.float64), k_chei.astype(np.float64)
     f["twodrank_index"] = two_d_rank(k_pr, k_chei).astype(np.float64)
-    return with_ratios(f)
+    rows = np.flatnonzero(new)  # ratios and transforms value by value, of the new hosts only
+    raw = set(f)
+    for name, values in with_ratios({k: v[rows] for k, v in f.items()}).items():
+        if name not in raw:
+            f[name] = np.full(n, np.nan)
+            f[name][rows] = values
+    return f
 
 
 def supporters_of(b: sp.csr_matrix, rows: np.ndarray, max_k: int) -> dict[int, np.ndarray]:
