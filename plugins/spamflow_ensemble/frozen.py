@@ -82,6 +82,9 @@ def freeze_params(detectors: dict[str, Any], statistics: Mapping[str, Any] | Non
     frozen parameter the model has, unless the config already sets it; returns what was set.
     ``auto`` freezes only when the run being scored is not the model's training run, so
     scoring the training run itself gives the training features, as before."""
+    if statistics is None and use == "model":
+        raise SystemExit("--statistics model: the model has no frozen statistics (trained from --table, or before "
+                         "incremental scoring); retrain it with `spamflow train -c`")
     if statistics is None or use == "run" or (use == "auto" and statistics.get("workdir") == workdir):
         return {}
     frozen: dict[str, dict[str, str]] = {}
