@@ -55,13 +55,13 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None,
     return index, graphs
 
 
-def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext,
-                     workdir: Path) -> tuple[np.ndarray, list[HostGraph]]:
+def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext, workdir: Path,
+                     frozen: FrozenLinks | None = None) -> tuple[np.ndarray, list[HostGraph]]:
     """``load_graphs``, or the same graphs from the edges job when MapReduce is asked for or
     the runner is a cluster one (host nodes only: the job cannot map hosts to registered
     domains without spamflow, so ``nodes: domain`` builds its graphs here)."""
-    if params.frozen_links:  # joined to a frozen graph: built here, with its nodes in the index
-        return load_graphs(pages, params, ctx.settings.progress, FrozenLinks.load(params.frozen_links).nodes)
+    if frozen is not None:  # joined to a frozen graph: built here, with its nodes in the index
+        return load_graphs(pages, params, ctx.settings.progress, frozen.nodes)
     if params.nodes == "host" and use_mapreduce(params.engine, ctx.settings):
         return host_graphs_mapreduce([Path(f) for f in pages.files], workdir / "edges", nofollow=params.nofollow,
                                      runner=ctx.settings.runner, runner_args=ctx.settings.runner_args)
@@ -93,7 +93,8 @@ class LinksDetector(Detector):
         assert isinstance(params, LinksParams)
         progress = ctx.settings.progress
         pages = ds.dataset(ctx.inputs["parse"]["pages"], format="parquet")
-        index, graphs = graphs_by_engine(pages, params, ctx, workdir)
+        frozen = FrozenLinks.load(params.frozen_links) if params.frozen_links else None
+        index, graphs = graphs_by_engine(pages, params, ctx, workdir, frozen)
         graph_dir = ctx.outdir / "graphs"
         graph_dir.mkdir()
         pq.write_table(pa.table({"node": pa.array(np.arange(len(index)), pa.int64()),
@@ -106,7 +107,6 @@ class LinksDetector(Detector):
                 seeds[position[host]] = True
             else:
                 missing_seeds += 1
-        frozen = FrozenLinks.load(params.frozen_links) if params.frozen_links else None
         if frozen is not None:  # the model's seeds, which its TrustRank features were trained with
             seeds[[position[name] for name in frozen.nodes[frozen.seeds].tolist()]] = True
         counts: dict[str, int] = {"snapshots": len(graphs), "nodes": len(index), "trust_seeds": int(seeds.sum()),
