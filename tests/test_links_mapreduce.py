@@ -87,6 +87,8 @@ def assert_same_graphs(got, want) -> None:
         assert (g.adjacency != w.adjacency).nnz == 0 and g.adjacency.nnz == w.adjacency.nnz
         assert g.crawled.tolist() == w.crawled.tolist() and g.words.tolist() == w.words.tolist()
         assert g.counts == w.counts
+        # the links to uncrawled hosts that incremental scoring keeps (frozen.npz): the same rows
+        assert g.uncrawled.equals(w.uncrawled) and g.uncrawled.num_rows > 0
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
