@@ -39,6 +39,26 @@ def runs(demo_once, tmp_path_factory) -> dict:
                      demo_settings(demo_once["workdir"]))
 
 
+def test_classify_stage_keeps_its_statistics_beside_its_model(demo_once):
+    """The demo's classify stage keeps content's and links' frozen statistics with its model,
+    byte for byte, and names the demo run's workdir (so scoring that run freezes nothing)."""
+    from spamflow.cli import demo_config_path
+    from spamflow.config import load_config
+    from spamflow.plugins import build_plugins
+    from spamflow_ensemble.frozen import load_statistics
+
+    stages = demo_once["manifest"]["stages"]
+    assert stages["classify"]["counts"]["frozen_statistics"] == 2
+    data = load_statistics(stages["classify"]["outputs"]["model"])
+    assert Path(stages["classify"]["outputs"]["model_statistics"]).is_dir()
+    assert Path(data["detectors"]["content"]["corpus_stats"]).read_bytes() == Path(
+        stages["content"]["outputs"]["corpus_stats"]).read_bytes()
+    assert Path(data["detectors"]["links"]["frozen_links"]).read_bytes() == Path(
+        stages["links"]["outputs"]["frozen"]).read_bytes()
+    config = load_config(demo_config_path(), build_plugins(), workdir=demo_once["workdir"])
+    assert data["workdir"] == config.workdir_location
+
+
 def test_split_is_by_name_order():
     assert split_hosts(["d", "a", "c", "b", "e", "h", "g", "f"]) == (["a", "b", "c", "e", "f", "g"], ["d", "h"])
 
