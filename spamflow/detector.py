@@ -184,6 +184,11 @@ class Stage:
     host_tables: ClassVar[tuple[PerHostTable, ...]] = ()
     """The per-host tables ``run`` writes (:mod:`spamflow.per_host`): checked when the stage
     publishes, then joined by the classifier and shown in the report's host table."""
+    frozen_statistics: ClassVar[dict[str, str]] = {}
+    """Incremental scoring (docs/classify.md): output name -> the parameter that reads that
+    file back. A trained model keeps a copy of each such output of its training run, and
+    ``spamflow score`` sets the parameter to it, so new hosts are featurised against the
+    frozen corpus-wide statistics instead of recomputing them."""
 
     @classmethod
     def input_files(cls, params: BaseModel) -> dict[str, Path]:

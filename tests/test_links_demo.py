@@ -25,7 +25,7 @@ def demo_run(demo_once) -> dict:
 
 def test_host_graphs_are_the_planted_host_edges(demo_run):
     links, truth = demo_run["links"], demo_run["truth"]
-    assert set(links["outputs"]) == {"graphs", "hosts", "temporal", "summary", "rank_density"}
+    assert set(links["outputs"]) == {"graphs", "hosts", "temporal", "summary", "rank_density", "frozen"}
     density = np.load(links["outputs"]["rank_density"])
     assert all(density[f"{s}/density"].sum() == pytest.approx(1.0) for s in truth["host_edges"])
     nodes = pq.read_table(Path(links["outputs"]["graphs"]) / "nodes.parquet")["host"].to_pylist()

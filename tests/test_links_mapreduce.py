@@ -23,6 +23,7 @@ from spamflow.detector import RunSettings, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
 from spamflow_links.detector import LinksDetector, load_graphs
 from spamflow_links.hostgraph import graph_from_edges
+from spamflow_links.incremental import FrozenLinks
 from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
 from spamflow_links.mr_ball_step import unite
 from spamflow_links.mr_rank_step import gather
@@ -86,6 +87,8 @@ def assert_same_graphs(got, want) -> None:
         assert (g.adjacency != w.adjacency).nnz == 0 and g.adjacency.nnz == w.adjacency.nnz
         assert g.crawled.tolist() == w.crawled.tolist() and g.words.tolist() == w.words.tolist()
         assert g.counts == w.counts
+        # the links to uncrawled hosts that incremental scoring keeps (frozen.npz): the same rows
+        assert g.uncrawled.equals(w.uncrawled) and g.uncrawled.num_rows > 0
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
@@ -226,9 +229,10 @@ def run_stage(pages: Path, outdir: Path, settings: RunSettings, **params) -> dic
     p = LinksParams(trust_seeds=["h1.example.org", "h2.example.org"], **params)
     result = LinksDetector().run(StageContext(p, {"parse": parse}, outdir, settings))
     assert sorted(f.name for f in outdir.iterdir()) == sorted(
-        ["graphs", "hosts.parquet", "summary.json", "rank_density.npz", "temporal.parquet"])  # no work files
+        ["graphs", "hosts.parquet", "summary.json", "rank_density.npz", "temporal.parquet",
+         "frozen.npz"])  # no work files
     return {"counts": result.counts, "hosts": pq.read_table(outdir / "hosts.parquet"),
-            "temporal": pq.read_table(outdir / "temporal.parquet")}
+            "temporal": pq.read_table(outdir / "temporal.parquet"), "frozen": FrozenLinks.load(outdir / "frozen.npz")}
 
 
 def test_stage_features_are_the_same_on_both_engines(tmp_path):
@@ -246,6 +250,13 @@ def test_stage_features_are_the_same_on_both_engines(tmp_path):
         assert mr["counts"] == memory["counts"]
         assert {"change", "HitsAuth", "HitsHub", "ChangePPR"} <= set(memory["temporal"].column_names)
         assert mr["temporal"].equals(memory["temporal"])  # computed in this process on both engines
+        a, b = mr["frozen"], memory["frozen"]  # incremental scoring's graph: the same on both engines
+        assert len(b.uncrawled_target) > 0 and set(b.uncrawled_target) <= {f"uncrawled{i}.example.net" for i in range(3)}
+        assert np.array_equal(a.nodes, b.nodes) and (a.adjacency != b.adjacency).nnz == 0
+        assert np.array_equal(a.uncrawled_source, b.uncrawled_source) and np.array_equal(a.uncrawled_links,
+                                                                                         b.uncrawled_links)
+        assert np.array_equal(a.uncrawled_target, b.uncrawled_target)
+        assert np.abs(a.pagerank - b.pagerank).sum() < TOL and np.abs(a.walk - b.walk).sum() < TOL
         got, want = mr["hosts"], memory["hosts"]
         assert got.column_names == want.column_names == ["snapshot", "host", *STATIC_COLUMNS]
         assert got["host"].equals(want["host"]) and got["snapshot"].equals(want["snapshot"])

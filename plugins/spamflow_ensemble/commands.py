@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--explain-hosts", type=_count, default=1000,
                    help="the highest-scored hosts whose most influential features are in evidence (default 1000)")
     s.add_argument("--top-features", type=_count, default=5, help="features per explained host (default 5)")
+    s.add_argument("--statistics", choices=["auto", "model", "run"], default="auto",
+                   help="with -c: featurise against the corpus statistics saved with the model (model: incremental "
+                        "scoring of new hosts, docs/classify.md) or recompute them from this run (run); auto: the "
+                        "model's unless this run is the one it was trained on (default auto)")
     _engine_args(s)
     s.set_defaults(handler=run_score)
     v = subparsers.add_parser("evaluate", help="grouped cross-validation of the ensemble vs a random forest",
@@ -172,10 +177,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     v.set_defaults(handler=run_evaluate)
 
 
-def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable, dict[str, list[str]] | None, str,
-                                                                   dict[str, dict[str, Path]]]:
+def load_features(args: argparse.Namespace, command: str, on_config: Callable[[Any, Any], None] | None = None,
+                  ) -> tuple[FeatureTable, dict[str, list[str]] | None, str, dict[str, dict[str, Path]]]:
     """The feature table, host IPs (with a config), a description of the source and (with a
-    config) the detectors' and parse's stage outputs."""
+    config) the detectors' and parse's stage outputs. ``on_config(config, plugins)`` sees (and
+    may change) the loaded config before its stages run."""
     hostnames = read_hostnames(args.hostnames) if args.hostnames else None
     if args.config:
         from spamflow.config import load_config
@@ -184,6 +190,8 @@ def load_features(args: argparse.Namespace, command: str) -> tuple[FeatureTable,
 
         plugins = get_plugins()
         config = load_config(args.config, plugins, workdir=args.workdir)
+        if on_config is not None:
+            on_config(config, plugins)
         targets = [n for n in config.detectors if n != "classify"]
         _, manifest = args.run_stages(command, config, plugins, set(targets) or {"parse"})
         if manifest is None:
@@ -248,18 +256,24 @@ def _estimator(args: argparse.Namespace, progress: bool | None = None) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from spamflow_ensemble.frozen import save_statistics
     from spamflow_ensemble.model import train
     from spamflow_ensemble.persist import save_model
 
     started = time.time()
-    table, ips, source, stages = load_features(args, "train")
+    run: dict[str, Any] = {}
+    table, ips, source, stages = load_features(args, "train", lambda config, plugins: run.update(
+        workdir=config.workdir_location, declared={n: plugins.detectors[n].cls.frozen_statistics
+                                                   for n in config.detectors}))
     if args.snapshot:
         table = table.rows(np.array([s == args.snapshot for s in table.snapshot]))
     rows, y, groups, info = _labelled(args, table, ips, stages)
     bundle = train(rows, y, groups, _estimator(args))
     out = save_model(args.out, {**bundle, "source": source})
+    frozen = save_statistics(out, stages, run["declared"], run["workdir"]) if args.config else {}
     es = bundle["estimator"]
     report = {"model": str(out), "source": source, **info, "train": bundle["train"], "threshold": bundle["threshold"],
+              "statistics": {n: sorted(p) for n, p in frozen.items()},
               "ensemble": [{"model": m, "weight": round(w, 6)} for m, w in es.ensemble_],
               "seconds": round(time.time() - started, 1)}
     write_text_atomic(str(out) + ".json", json.dumps(report, indent=1) + "\n")
@@ -271,13 +285,17 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_score(args: argparse.Namespace) -> int:
     from spamflow_ensemble.evidence import detector_details, evidence_column
+    from spamflow_ensemble.frozen import freeze_params, load_statistics
     from spamflow_ensemble.model import align
     from spamflow_ensemble.persist import load_model
 
     loading = time.time()
     bundle = load_model(args.model)
+    statistics = load_statistics(args.model)
     load_seconds = time.time() - loading
-    table, _, source, stages = load_features(args, "score")
+    frozen: dict[str, dict[str, str]] = {}
+    table, _, source, stages = load_features(args, "score", lambda config, _plugins: frozen.update(
+        freeze_params(config.detectors, statistics, config.workdir_location, args.statistics)))
     X, missing = align(bundle, table)
     started = time.time()
     scores = _score(args, bundle, X)
@@ -288,6 +306,10 @@ def run_score(args: argparse.Namespace) -> int:
     columns = {"snapshot": table.snapshot, "host": table.host, "score": scores,
                "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores]}
     result: dict[str, Any] = {"scores": str(args.out)}
+    if frozen:
+        result["frozen_statistics"] = frozen
+        print("incremental: " + "; ".join(f"{n}.{k} from the model" for n, p in frozen.items() for k in p)
+              + " (the approximation, measured against a full recomputation: docs/classify.md, Incremental scoring)")
     if args.rankings:
         columns.update(_ranking_columns(_ranking_labels(args, table, stages), scores, result))
     out = pa.table({**columns, "evidence": evidence})

@@ -98,9 +98,22 @@ def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = Fal
                              progress=progress)
 
 
+def _save_statistics(model: Path, ctx: StageContext, detectors: dict[str, dict[str, Path]]) -> dict[str, dict]:
+    """The frozen statistics of the detectors the model was trained on, beside it, as
+    ``spamflow train -c`` keeps them (docs/classify.md, "Incremental scoring"). The run's
+    workdir is the parse stage's grandparent folder (``<workdir>/stages/parse-...``)."""
+    from spamflow.plugins import get_plugins
+    from spamflow_ensemble.frozen import save_statistics
+
+    registry = get_plugins().detectors
+    declared = {n: registry[n].cls.frozen_statistics for n in detectors if n in registry}
+    return save_statistics(model, detectors, declared, str(Path(ctx.inputs["parse"].directory).parent.parent))
+
+
 class ClassifyDetector(Detector):
     name = "classify"
-    version = "2"  # 2: model.skops holds the chosen models only, compressed (format_version 2)
+    version = "3"  # 3: the model's frozen statistics beside it (incremental scoring)
+    # 2: model.skops holds the chosen models only, compressed (format_version 2)
     description = ("Ensemble selection over a scikit-learn model library trained per detector's host features: "
                    "one spam score per host, with evidence.")
     Params = ClassifyParams
@@ -146,6 +159,7 @@ class ClassifyDetector(Detector):
         score_mask = ~in_train if len(snapshots) > 1 else in_train
         scores = np.full(len(table.host), np.nan)
         model = save_model(ctx.outdir / "model.skops", {**bundle, "labels": labels.path})
+        kept = _save_statistics(model, ctx, detectors)
         if use_mapreduce(p.engine, ctx.settings, size=int(score_mask.sum()), above=p.mapreduce_above):
             scores[score_mask] = score_mapreduce(model, X[score_mask], ctx.outdir / "work", ctx.settings.runner,
                                                  ctx.settings.runner_args)
@@ -167,9 +181,11 @@ class ClassifyDetector(Detector):
                   "feature_groups": len(bundle["feature_groups"]), "candidates": len(es.candidates_),
                   "ensemble_models": len(es.ensemble_), "stages_without_host_table": len(without),
                   "unlabelled_train_hosts": int((in_train & ~labelled).sum()),
+                  "frozen_statistics": sum(len(v) for v in kept.values()),
                   **labels.counts(), **{k: v for k, v in table.skipped.items()}}
         return StageResult(outputs={"scores": "scores.parquet", "evaluation": "evaluation.json",
-                                    "model": "model.skops"}, counts=counts)
+                                    "model": "model.skops", "model_statistics": "model.skops.statistics"},
+                           counts=counts)
 
     @staticmethod
     def _labels(ctx: StageContext, p: ClassifyParams) -> Labels:

@@ -20,6 +20,7 @@ from spamflow.mr import use_mapreduce
 from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_links.hostgraph import HostGraph, build_host_graph, node_index
+from spamflow_links.incremental import FrozenLinks, freeze, new_host_features, union_graph
 from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
 from spamflow_links.params import LinksParams
 from spamflow_links.ranks import kappa, rank_density
@@ -38,11 +39,14 @@ def feature_table(keys: dict[str, pa.Array], features: dict[str, np.ndarray], ro
     return pa.table(data)
 
 
-def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None) -> tuple[np.ndarray, list[HostGraph]]:
-    """The node index over all snapshots and one host graph per snapshot, in snapshot order."""
+def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None,
+                known: np.ndarray | None = None) -> tuple[np.ndarray, list[HostGraph]]:
+    """The node index over all snapshots (and the ``known`` nodes of a frozen graph, so links
+    to them are kept) and one host graph per snapshot, in snapshot order."""
     keys = pages.to_table(columns=["snapshot", params.nodes])
     snapshots = sorted(s for s in pc.unique(keys["snapshot"]).to_pylist() if s is not None)
-    index = node_index([keys[params.nodes]])
+    extra = [] if known is None else [pa.array(known.tolist(), pa.string())]
+    index = node_index([keys[params.nodes], *extra])
     graphs = []
     for snapshot in progress_bar(snapshots, desc="host graphs", unit="snapshot", setting=progress):
         batches = pages.to_batches(columns=PAGE_COLUMNS, filter=pc.field("snapshot") == snapshot, batch_size=4096)
@@ -51,11 +55,13 @@ def load_graphs(pages: ds.Dataset, params: LinksParams, progress: bool | None) -
     return index, graphs
 
 
-def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext,
-                     workdir: Path) -> tuple[np.ndarray, list[HostGraph]]:
+def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext, workdir: Path,
+                     frozen: FrozenLinks | None = None) -> tuple[np.ndarray, list[HostGraph]]:
     """``load_graphs``, or the same graphs from the edges job when MapReduce is asked for or
     the runner is a cluster one (host nodes only: the job cannot map hosts to registered
     domains without spamflow, so ``nodes: domain`` builds its graphs here)."""
+    if frozen is not None:  # joined to a frozen graph: built here, with its nodes in the index
+        return load_graphs(pages, params, ctx.settings.progress, frozen.nodes)
     if params.nodes == "host" and use_mapreduce(params.engine, ctx.settings):
         return host_graphs_mapreduce([Path(f) for f in pages.files], workdir / "edges", nofollow=params.nofollow,
                                      runner=ctx.settings.runner, runner_args=ctx.settings.runner_args)
@@ -64,18 +70,19 @@ def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext,
 
 class LinksDetector(Detector):
     name = "links"
-    version = "5"  # 5: adds HitsAuth and HitsHub (personalized HITS) to the temporal table;
+    version = "5"  # 5: adds HitsAuth, HitsHub and ChangePPR to the temporal table, writes frozen.npz;
     # 4: rank indices take values a rounding error apart as ties (by node id, as documented);
     # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1 host graph, as
     # documented (1 walked page-link counts)
     description = ("Host link graph per snapshot; PageRank, CheiRank, 2DRank, TrustRank, truncated PageRank and the "
                    "Web Spam Challenge link features; IDR/IGR/ODR/OGR, CRCC, XJaccard, PSimRank, change(u) "
-                   "and personalized HITS between consecutive snapshots.")
+                   "and personalized HITS and PageRank between consecutive snapshots.")
     Params = LinksParams
     host_tables = (PerHostTable("hosts"),  # its columns depend on the parameters: every numeric one is a feature
                    PerHostTable("temporal", snapshot_column="snapshot_t1", optional=True))
     requires = ("parse",)
     uses_mapreduce = True  # engine: mapreduce, or auto on a cluster runner or over mapreduce_above_edges
+    frozen_statistics = {"frozen": "frozen_links"}  # a model scores new hosts against this graph and its ranks
 
     def run(self, ctx: StageContext) -> StageResult:
         with tempfile.TemporaryDirectory(prefix="work-", dir=ctx.outdir) as work:  # the jobs' files, not kept
@@ -86,7 +93,8 @@ class LinksDetector(Detector):
         assert isinstance(params, LinksParams)
         progress = ctx.settings.progress
         pages = ds.dataset(ctx.inputs["parse"]["pages"], format="parquet")
-        index, graphs = graphs_by_engine(pages, params, ctx, workdir)
+        frozen = FrozenLinks.load(params.frozen_links) if params.frozen_links else None
+        index, graphs = graphs_by_engine(pages, params, ctx, workdir, frozen)
         graph_dir = ctx.outdir / "graphs"
         graph_dir.mkdir()
         pq.write_table(pa.table({"node": pa.array(np.arange(len(index)), pa.int64()),
@@ -99,8 +107,11 @@ class LinksDetector(Detector):
                 seeds[position[host]] = True
             else:
                 missing_seeds += 1
+        if frozen is not None:  # the model's seeds, which its TrustRank features were trained with
+            seeds[[position[name] for name in frozen.nodes[frozen.seeds].tolist()]] = True
         counts: dict[str, int] = {"snapshots": len(graphs), "nodes": len(index), "trust_seeds": int(seeds.sum()),
                                   "trust_seeds_not_in_graph": missing_seeds}
+        latest: tuple[HostGraph, dict[str, np.ndarray]] | None = None
         summary: dict[str, dict] = {"snapshots": {}, "pairs": {}}
         static_tables = []
         densities: dict[str, np.ndarray] = {}
@@ -112,9 +123,16 @@ class LinksDetector(Detector):
             if use_mapreduce(params.engine, ctx.settings, size=g.adjacency.nnz, above=params.mapreduce_above_edges):
                 solver = MapReduceRanks(workdir / "ranks" / g.snapshot.replace("/", "_"), ctx.settings.runner,
                                         ctx.settings.runner_args)
-            f = static_features(g.adjacency, alpha=params.alpha, tol=params.tol, trust_seeds=seeds,
-                                exact_max_nodes=params.exact_max_nodes, hll_log2_registers=params.hll_log2_registers,
-                                seed=params.seed, progress=progress, rank_weights=params.rank_weights, solver=solver)
+            if frozen is not None:
+                union, known = union_graph(frozen, g, index)
+                f = new_host_features(frozen, union, known, g.crawled, seeds, params.tol)
+                counts["union_edges"] = counts.get("union_edges", 0) + int(union.nnz)
+            else:
+                f = static_features(g.adjacency, alpha=params.alpha, tol=params.tol, trust_seeds=seeds,
+                                    exact_max_nodes=params.exact_max_nodes,
+                                    hll_log2_registers=params.hll_log2_registers, seed=params.seed,
+                                    progress=progress, rank_weights=params.rank_weights, solver=solver)
+                latest = (g, f)
             if solver is not None:
                 counts["mapreduce_jobs"] = counts.get("mapreduce_jobs", 0) + solver.jobs
             rows = np.flatnonzero(g.crawled)
@@ -149,6 +167,10 @@ class LinksDetector(Detector):
         counts["hosts_static_rows"] = hosts.num_rows
         outputs = {"graphs": "graphs", "hosts": "hosts.parquet", "summary": "summary.json",
                    "rank_density": "rank_density.npz"}
+        if latest is not None:  # what a model trained on this run scores new hosts against
+            frozen_out = freeze(latest[0], index, latest[1], seeds, params.alpha, params.rank_weights)
+            frozen_out.save(ctx.outdir / "frozen.npz")
+            outputs["frozen"] = "frozen.npz"
         if temporal_tables:
             temporal = pa.concat_tables(temporal_tables)
             pq.write_table(temporal, ctx.outdir / "temporal.parquet")

@@ -33,6 +33,10 @@ class HostGraph:
     words: np.ndarray
     """Words on the node's pages in this snapshot (for change(u))."""
     counts: dict[str, int] = field(default_factory=dict)
+    uncrawled: pa.Table | None = None
+    """``source`` (node id), ``target`` (host), ``links``: the dropped links to hosts not
+    crawled, kept so that a host crawled later gets its in-links from this snapshot (the
+    frozen statistics of incremental scoring); None where not collected (MapReduce edges)."""
 
     @property
     def n(self) -> int:
@@ -78,6 +82,7 @@ def build_host_graph(snapshot: str, batches: Iterable[pa.RecordBatch], index: np
     n = len(index)
     src_parts: list[np.ndarray] = []
     dst_parts: list[np.ndarray] = []
+    uncrawled_parts: list[pa.Table] = []
     crawled = np.zeros(n, dtype=bool)
     words = np.zeros(n, dtype=np.int64)
     counts = {"pages": 0, "links": 0, "self_links": 0, "links_to_uncrawled": 0, "links_without_host": 0,
@@ -109,6 +114,10 @@ def build_host_graph(snapshot: str, batches: Iterable[pa.RecordBatch], index: np
         has_host = ~no_host.to_numpy(zero_copy_only=False)
         uncrawled = has_host & (dst < 0)
         counts["links_to_uncrawled"] += int(uncrawled.sum())
+        uncrawled &= src >= 0
+        uncrawled_parts.append(pa.table({"source": pa.array(src[uncrawled], pa.int64()),
+                                         "target": pc.filter(target, pa.array(uncrawled)),
+                                         "links": pa.array(np.ones(int(uncrawled.sum()), np.int64))}))
         keep = (dst >= 0) & (src >= 0)
         self_link = keep & (src == dst)
         counts["self_links"] += int(self_link.sum())
@@ -121,7 +130,17 @@ def build_host_graph(snapshot: str, batches: Iterable[pa.RecordBatch], index: np
     adjacency.sum_duplicates()
     counts["edges"] = int(adjacency.nnz)
     counts["hosts"] = int(crawled.sum())
-    return HostGraph(snapshot, adjacency, crawled, words, counts)
+    return HostGraph(snapshot, adjacency, crawled, words, counts, _count_links(uncrawled_parts))
+
+
+def _count_links(parts: list[pa.Table]) -> pa.Table:
+    """One row per distinct (source, target) of the parts, their ``links`` summed."""
+    if not parts:
+        return pa.table({"source": pa.array([], pa.int64()), "target": pa.array([], pa.string()),
+                         "links": pa.array([], pa.int64())})
+    table = pa.concat_tables(parts).group_by(["source", "target"]).aggregate([("links", "sum")])
+    table = pa.table({"source": table["source"], "target": table["target"], "links": table["links_sum"]})
+    return table.sort_by([("source", "ascending"), ("target", "ascending")])
 
 
 def graph_from_edges(n: int, edges: Iterable[tuple[int, int]], snapshot: str = "t") -> HostGraph:
@@ -207,7 +226,8 @@ def node_output(name: str, values: Iterable[list]):
     """The edges job's output for one node name: ``["node", name]`` if it is a node,
     ``["page", snapshot, name, words]`` per snapshot it has pages in, ``["edge", snapshot,
     source, name, links]`` per source node linking to it, and ``["count", snapshot, key, n]``
-    for the self-links it has, or for the links to it when it is no node (uncrawled)."""
+    for the self-links it has, or for the links to it when it is no node (uncrawled); those
+    links also as ``["uncrawled", snapshot, source, name, links]`` (``HostGraph.uncrawled``)."""
     exists, words, links = merge_node_values(values)
     if exists:
         yield ["node", name]
@@ -217,6 +237,8 @@ def node_output(name: str, values: Iterable[list]):
     for (s, source), c in sorted(links.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if not exists:
             dropped[s, "links_to_uncrawled"] = dropped.get((s, "links_to_uncrawled"), 0) + c
+            if source is not None:
+                yield ["uncrawled", s, source, name, c]
         elif source == name:
             dropped[s, "self_links"] = dropped.get((s, "self_links"), 0) + c
         elif source is not None:
@@ -231,6 +253,7 @@ def graphs_from_records(records: Iterable[list]) -> tuple[np.ndarray, list[HostG
     names: list[str] = []
     pages: dict[str, list[tuple[str, int]]] = {}
     edges: dict[str, list[tuple[str, str, int]]] = {}
+    uncrawled: dict[str, list[tuple[str, str, int]]] = {}
     counts: dict[str, dict[str, int]] = {}
     for r in records:
         if r[0] == "node":
@@ -239,6 +262,8 @@ def graphs_from_records(records: Iterable[list]) -> tuple[np.ndarray, list[HostG
             pages.setdefault(r[1], []).append((r[2], r[3]))
         elif r[0] == "edge":
             edges.setdefault(r[1], []).append((r[2], r[3], r[4]))
+        elif r[0] == "uncrawled":
+            uncrawled.setdefault(r[1], []).append((r[2], r[3], r[4]))
         else:
             per = counts.setdefault(r[1], dict.fromkeys(COUNT_KEYS, 0))
             per[r[2]] += r[3]
@@ -259,5 +284,9 @@ def graphs_from_records(records: Iterable[list]) -> tuple[np.ndarray, list[HostG
         adjacency = sp.csr_matrix((weight, (src, dst)), shape=(n, n))
         adjacency.sum_duplicates()
         graph_counts = {**counts[snapshot], "edges": int(adjacency.nnz), "hosts": int(crawled.sum())}
-        graphs.append(HostGraph(snapshot, adjacency, crawled, words, graph_counts))
+        dropped = uncrawled.get(snapshot, [])
+        links_out = pa.table({"source": pa.array([position[a] for a, _, _ in dropped], pa.int64()),
+                              "target": pa.array([b for _, b, _ in dropped], pa.string()),
+                              "links": pa.array([c for _, _, c in dropped], pa.int64())})
+        graphs.append(HostGraph(snapshot, adjacency, crawled, words, graph_counts, _count_links([links_out])))
     return index, graphs

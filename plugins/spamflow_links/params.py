@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from spamflow.detector import DetectorParams
+from spamflow.detector import DetectorParams, InputPath
 from spamflow.mr import Engine
 
 
@@ -41,6 +41,9 @@ class LinksParams(DetectorParams):
                                  "exact XJaccard; larger ones HyperLogLog counting and min-hash fingerprints"))
     hll_log2_registers: int = Field(7, ge=4, le=12, description="HyperLogLog registers per node = 2**this")
     seed: int = Field(0, description="seed of the min-hash permutations, PSimRank walks and HyperLogLog hash")
+    frozen_links: InputPath | None = Field(None, description=(
+        "frozen.npz of an earlier links run (a model's statistics): featurise this run's hosts on the union of "
+        "that host graph and this run's links, their ranks solved against the frozen ranks (incremental scoring)"))
     engine: Engine = Field("auto", description=(
         "memory: ranks and supporters in this process; mapreduce: host edges by one mrjob job over the page "
         "table's parts, each power-iteration and supporter step one job; auto: mapreduce on a cluster runner, "

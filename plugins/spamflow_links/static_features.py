@@ -109,16 +109,8 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     b = weights if rank_weights == "binary" else rank_matrix(adjacency, "binary")
     bt = sp.csr_matrix(b.T)
     n = b.shape[0]
-    f: dict[str, np.ndarray] = {}
-    outdeg = np.diff(b.indptr).astype(np.float64)
-    indeg = np.diff(bt.indptr).astype(np.float64)
-    f["indegree"], f["outdegree"] = indeg, outdeg
-    mutual = np.asarray(b.multiply(bt).sum(axis=1)).ravel()
-    f["reciprocity"] = ratio(mutual, outdeg)
-    f["avgin_of_out"] = ratio(b @ indeg, outdeg)
-    f["avgout_of_in"] = ratio(bt @ outdeg, indeg)
-    degree = indeg + outdeg
-    f["assortativity"] = ratio(degree, ratio(b @ degree + bt @ degree, degree))
+    f = degree_features(b, bt)
+    indeg = f["indegree"]
     pr = ranks.pagerank(weights, alpha, tol)
     f["pagerank"] = pr
     _, f["prsigma"] = neighbour_mean_var(bt, pr)
@@ -141,6 +133,29 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     f["pagerank_index"], f["cheirank_index"] = k_pr.astype(np.float64), k_chei.astype(np.float64)
     f["twodrank_index"] = two_d_rank(k_pr, k_chei).astype(np.float64)
     # ratios, as in the transformed public set
+    return with_ratios(f)
+
+
+def degree_features(b: sp.csr_matrix, bt: sp.csr_matrix) -> dict[str, np.ndarray]:
+    """In- and out-degree, reciprocity, the neighbours' mean degrees and assortativity of every
+    node of the 0/1 graph ``b`` (``bt`` its transpose): one sparse product each."""
+    f: dict[str, np.ndarray] = {}
+    outdeg = np.diff(b.indptr).astype(np.float64)
+    indeg = np.diff(bt.indptr).astype(np.float64)
+    f["indegree"], f["outdegree"] = indeg, outdeg
+    mutual = np.asarray(b.multiply(bt).sum(axis=1)).ravel()
+    f["reciprocity"] = ratio(mutual, outdeg)
+    f["avgin_of_out"] = ratio(b @ indeg, outdeg)
+    f["avgout_of_in"] = ratio(bt @ outdeg, indeg)
+    degree = indeg + outdeg
+    f["assortativity"] = ratio(degree, ratio(b @ degree + bt @ degree, degree))
+    return f
+
+
+def with_ratios(f: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``f`` (the raw degree, rank and neighbourhood features) plus the ratios and the public
+    set's transformed features, which are computed from them value by value."""
+    pr, chei, indeg = f["pagerank"], f["cheirank"], f["indegree"]
     f["pagerank_over_indegree"] = ratio(pr, indeg)
     f["trustrank_over_pagerank"] = ratio(f["trustrank"], pr)
     for t in (1, 2, 3, 4):
