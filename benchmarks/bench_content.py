@@ -174,18 +174,19 @@ def phase_bm25(folder: Path) -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     index = bm25.TermIndex()
     hosts: dict[str, int] = {}
-    pieces = []
+    pairs = bm25.PairCounter()
     pages = 0
     for batch in dataset.to_batches(columns=["host", "words"], batch_size=2048):
         names = batch.column("host").to_pylist()
         doc = np.array([hosts.setdefault(h, len(hosts)) for h in names], dtype=np.int64)
-        pieces.append(bm25.count_terms(batch.column("words"), doc, index))
+        pairs.add(*bm25.count_terms(batch.column("words"), doc, index))
         pages += batch.num_rows
-    tf = bm25.doc_term_matrix(pieces, len(hosts), len(index.terms))
-    vocab = bm25.choose_vocabulary(tf, index.terms, 10_000, 0.1, 0.5)
-    ids = np.array([index.id_of(t) for t in vocab], dtype=np.int64)
+    counts = pairs.term_counts(len(hosts), index.terms, bm25.KeptTerms(0.1, 0.5))
+    tf = counts.tf
+    vocab = bm25.choose_vocabulary(tf, counts.terms, 10_000, 0.1, 0.5)
+    ids = np.array([counts.id_of(t) for t in vocab], dtype=np.int64)
     df = np.diff(tf[:, ids].tocsc().indptr)
-    dl = np.asarray(tf.sum(axis=1)).ravel()
+    dl = counts.lengths
     weights = bm25.bm25_matrix(tf[:, ids], dl, bm25.rsj_idf(df, len(hosts)), float(dl.mean()), 1.2, 0.75)
     return {"pages": pages, "hosts": len(hosts), "wall": time.perf_counter() - start, "nnz": int(weights.nnz),
             "vocabulary": len(vocab), "cpu": time.process_time() - cpu}

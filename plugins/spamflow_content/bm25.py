@@ -15,6 +15,8 @@ over all snapshots (the paper keeps N fixed across T; a host absent at T is all 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -73,16 +75,10 @@ def count_terms(lists: pa.ListArray, doc_of_page: np.ndarray, index: TermIndex) 
     return keys // width, keys % width, counts.astype(np.int64)
 
 
-def doc_term_matrix(pieces: list[tuple[np.ndarray, ...]], n_docs: int, n_terms: int) -> sp.csr_matrix:
-    """Sum the (doc, term, count) triples of all batches into one docs × terms matrix."""
-    if not pieces:
-        return sp.csr_matrix((n_docs, n_terms), dtype=np.float64)
-    rows = np.concatenate([p[0] for p in pieces])
-    cols = np.concatenate([p[1] for p in pieces])
-    data = np.concatenate([p[2] for p in pieces]).astype(np.float64)
-    matrix = sp.coo_matrix((data, (rows, cols)), shape=(n_docs, n_terms)).tocsr()
-    matrix.sum_duplicates()
-    return matrix
+def eligible(df: np.ndarray, n_docs: int, min_df: float, max_df: float) -> np.ndarray:
+    """Which terms (document frequencies ``df`` over ``n_docs`` documents) the vocabulary may
+    take: in at least ``min_df`` and at most ``max_df`` of the documents."""
+    return (df >= min_df * n_docs) & (df <= max_df * n_docs) & (df > 0)
 
 
 def choose_vocabulary(tf: sp.csr_matrix, terms: list[str], size: int, min_df: float, max_df: float) -> list[str]:
@@ -91,10 +87,112 @@ def choose_vocabulary(tf: sp.csr_matrix, terms: list[str], size: int, min_df: fl
     n_docs = tf.shape[0]
     df = np.diff(tf.tocsc().indptr)
     cf = np.asarray(tf.sum(axis=0)).ravel()
-    eligible = np.flatnonzero((df >= min_df * n_docs) & (df <= max_df * n_docs) & (df > 0))
-    names = np.array(terms, dtype=object)[eligible]
-    order = np.lexsort((names.astype(str), -cf[eligible]))
+    chosen = np.flatnonzero(eligible(df, n_docs, min_df, max_df))
+    names = np.array(terms, dtype=object)[chosen]
+    order = np.lexsort((names.astype(str), -cf[chosen]))
     return [str(t) for t in names[order[:size]]]
+
+
+@dataclass(frozen=True)
+class KeptTerms:
+    """The terms worth a column of the documents × terms matrix: those BM25 may use.  Without
+    saved statistics, the terms ``eligible`` by document frequency (the vocabulary is chosen
+    among them, so dropping the rest changes nothing); with them (incremental scoring), the
+    saved vocabulary's terms.  Most terms are rare (Heaps' law): this is what keeps the matrix,
+    and the stage's memory, from growing with the whole vocabulary."""
+
+    min_df: float
+    max_df: float
+    vocabulary: frozenset[str] | None = None
+
+    def by_df(self, df: np.ndarray, n_docs: int) -> np.ndarray:
+        """A mask over terms from their document frequencies over the ``n_docs`` nonempty documents."""
+        if self.vocabulary is not None:
+            return df > 0
+        return eligible(df, n_docs, self.min_df, self.max_df)
+
+    def by_name(self, term: str) -> bool:
+        return self.vocabulary is None or term in self.vocabulary
+
+
+@dataclass
+class TermCounts:
+    """What BM25 needs of the documents × terms counts: the counts of the kept terms only, and
+    each document's length over all its terms (``dl`` counts every term, kept or not)."""
+
+    tf: sp.csr_matrix
+    """Documents × kept terms, columns in the order of ``terms``."""
+    terms: list[str]
+    lengths: np.ndarray
+    """Per document, its occurrences of all terms (float64)."""
+    n_terms: int
+    """Distinct terms before pruning."""
+
+    @property
+    def present(self) -> np.ndarray:
+        """The documents with at least one term (a host absent at a snapshot has none)."""
+        return self.lengths > 0
+
+    def id_of(self, term: str) -> int | None:
+        return self._column.get(term)
+
+    def __post_init__(self) -> None:
+        self._column = {t: i for i, t in enumerate(self.terms)}
+
+
+class PairCounter:
+    """(document, term) occurrences summed over batches, held as one sorted int64 key per
+    distinct pair (document << 32 | term) and its count: 16 bytes a pair, merged as batches
+    come, instead of every batch's three int64 arrays and then their COO and CSR copies."""
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_size = 0
+
+    def add(self, docs: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> None:
+        self._pending.append(((docs << _TERM_BITS) | terms, counts))
+        self._pending_size += len(docs)
+        if self._pending_size > max(len(self._keys), 1 << 20):  # merge when pending doubles the size: n log n
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        keys = np.concatenate([self._keys, *(k for k, _ in self._pending)])
+        counts = np.concatenate([self._counts, *(c for _, c in self._pending)])
+        self._pending, self._pending_size = [], 0
+        order = np.argsort(keys, kind="stable")
+        keys, counts = keys[order], counts[order]
+        del order
+        first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        self._keys = keys[first]
+        self._counts = np.add.reduceat(counts, first) if len(first) else counts[:0]
+
+    def term_counts(self, n_docs: int, terms: list[str], kept: KeptTerms) -> TermCounts:
+        """The documents × terms counts of the kept terms (``terms`` names the term ids)."""
+        self._merge()
+        docs = self._keys >> _TERM_BITS
+        term_ids = self._keys & _TERM_MASK
+        lengths = np.bincount(docs, weights=self._counts, minlength=n_docs).astype(np.float64)
+        df = np.bincount(term_ids, minlength=len(terms))
+        mask = kept.by_df(df, int((lengths > 0).sum()))
+        if kept.vocabulary is not None:
+            mask &= np.array([kept.by_name(t) for t in terms], dtype=bool)
+        column = np.cumsum(mask) - 1
+        keep = mask[term_ids]
+        rows = docs[keep]
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n_docs))))
+        # keys are sorted by document, then term, and column ids keep the term order: already CSR
+        tf = sp.csr_matrix((self._counts[keep].astype(np.float64), column[term_ids[keep]], indptr),
+                           shape=(n_docs, int(mask.sum())))
+        kept_names = [terms[i] for i in np.flatnonzero(mask)]
+        return TermCounts(tf=tf, terms=kept_names, lengths=lengths, n_terms=len(terms))
+
+
+_TERM_BITS = 32
+_TERM_MASK = (1 << _TERM_BITS) - 1
 
 
 def rsj_idf(df: np.ndarray, n_hosts: int) -> np.ndarray:
