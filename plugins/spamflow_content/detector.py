@@ -27,6 +27,7 @@ from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_S
 from spamflow_content.page_batch import doc_keys as page_doc_keys
 from spamflow_content.params import ContentParams
 from spamflow_content.sampling import choose_sample, home_rank, in_degrees, normal_url
+from spamflow_content.term_counts import Candidates, KeptTerms, PairCounter, TermCounts
 from spamflow_content.text import load_query_terms
 
 
@@ -63,7 +64,7 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
     n_sampled = int(pc.sum(index["sampled"]).as_py() or 0)
     query = load_query_terms(params.query_terms) if stats is None else stats.query_terms
 
-    kept = bm25.KeptTerms(params.min_df, params.max_df, None if stats is None else frozenset(stats.vocabulary))
+    kept = KeptTerms(params.min_df, params.max_df, None if stats is None else frozenset(stats.vocabulary))
     if mapreduce is None:
         popular, term_counts, page_table, host_table = _in_memory(pages, index, doc_keys, stats, query, kept,
                                                                   progress)
@@ -87,41 +88,51 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
 
 
 def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: CorpusStats | None,
-               query: list[str], kept: bm25.KeptTerms, progress: bool | None) -> tuple[
-                   PopularTerms, bm25.TermCounts, pa.Table, pa.Table]:
+               query: list[str], kept: KeptTerms, progress: bool | None) -> tuple[
+                   PopularTerms, TermCounts, pa.Table, pa.Table]:
     """The in-process engine: popular words, the documents × terms counts of the ``kept``
-    terms and the page and host tables, streaming the sampled pages in batches."""
+    terms and the page and host tables, streaming the sampled pages in batches: a first pass
+    for the popular words and the candidate terms (``term_counts``), a second for the page
+    measures and the candidates' counts."""
     sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
     sample_filter = pc.field("doc_id").isin(sampled_ids)
     n_sampled = len(sampled_ids)
+    key_set = pa.array(doc_keys, pa.string())
     if stats is None:
         words = WordCounter()
-        for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words", progress):
-            words.add(pc.list_flatten(filled_lists(batch.column("words"))))
+        candidates = Candidates(kept.min_df, len(doc_keys), n_sampled)
+        for batch in _batches(pages, ["snapshot", "host", "words"], sample_filter, n_sampled, "content: corpus words",
+                              progress):
+            table = pa.Table.from_batches([batch])
+            lists = filled_lists(table["words"])
+            words.add(pc.list_flatten(lists))
+            doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
+            candidates.add(batch.num_rows, *bm25.term_occurrences(lists, doc))
         popular = PopularTerms(corpus=words.top(max(TOP_K)), query=query)
+        del words
+        pairs = PairCounter(candidates.names(), len(doc_keys))
+        del candidates
     else:
         popular = PopularTerms(corpus=stats.corpus_words, query=query)
+        pairs = PairCounter(sorted(kept.vocabulary or ()), len(doc_keys))
 
-    terms = bm25.TermIndex()
-    pairs = bm25.PairCounter()
     measured: list[pa.Table] = []
-    key_set = pa.array(doc_keys, pa.string())
     for batch in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures", progress):
         table = pa.Table.from_batches([batch])
         measured.append(measured_pages(table, popular))
         doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
-        pairs.add(*bm25.count_terms(filled_lists(table["words"]), doc, terms))
+        pairs.add(*bm25.term_occurrences(filled_lists(table["words"]), doc))
     flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
     page_table = _concat(measured, MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
     page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
     page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
         ["snapshot", "host", "pages"])
     host_table = host_features(page_table, page_counts)
-    term_counts = pairs.term_counts(len(doc_keys), terms.terms, kept)
+    term_counts = pairs.term_counts(kept)
     return popular, term_counts, page_table, host_table
 
 
-def _write_bm25(term_counts: bm25.TermCounts, hosts: list[str], snapshots: list[str],
+def _write_bm25(term_counts: TermCounts, hosts: list[str], snapshots: list[str],
                 params: ContentParams, stats: CorpusStats | None, popular: PopularTerms, outdir: Path,
                 outputs: dict[str, str], counts: Counter[str]) -> CorpusStats:
     """BM25 matrices per snapshot and the temporal features; returns the corpus statistics."""

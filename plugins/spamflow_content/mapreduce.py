@@ -21,12 +21,12 @@ import scipy.sparse as sp
 from spamflow import storage
 from spamflow.mr import run_job
 from spamflow.mr.driver import package_zip
-from spamflow_content import bm25
 from spamflow_content.host_features import host_schema
 from spamflow_content.measures import PopularTerms
 from spamflow_content.mr_content_corpus import MRContentCorpus
 from spamflow_content.mr_content_pages import MRContentPages
 from spamflow_content.page_batch import PAGE_SCHEMA
+from spamflow_content.term_counts import KeptTerms, TermCounts
 
 READ_ROWS = 8192
 """Output rows turned into Arrow at a time: the driver never holds a job's output as Python lists."""
@@ -67,7 +67,7 @@ def job_inputs(pages: ds.Dataset, index: pa.Table, work: Path, runner: str,
 
 
 def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path,
-                      kept: bm25.KeptTerms) -> tuple[pa.Table, bm25.TermCounts]:
+                      kept: KeptTerms) -> tuple[pa.Table, TermCounts]:
     """Job 1: the corpus word counts (``word``, ``n``) and the virtual documents × terms counts
     of the ``kept`` terms, rows in ``doc_keys`` order, columns in the job's output order (the
     order is free: the vocabulary is chosen by frequency, ties by term).
@@ -116,7 +116,7 @@ def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path,
                             (np.frombuffer(rows, dtype=np.int64), np.frombuffer(cols, dtype=np.int64))),
                            shape=(len(doc_keys), len(terms))).tocsr()
     matrix.sum_duplicates()
-    return pa.concat_tables(word_parts), bm25.TermCounts(tf=matrix, terms=terms, lengths=lengths, n_terms=len(mask))
+    return pa.concat_tables(word_parts), TermCounts(tf=matrix, terms=terms, lengths=lengths)
 
 
 def _word_table(words: list[str], counts: list[int]) -> pa.Table:
