@@ -78,12 +78,17 @@ class WordCounter:
     """Occurrences of every word over the batches it is given, to rank the corpus words."""
 
     def __init__(self) -> None:
-        self._parts: list[pa.Table] = []
+        self._parts: list[pa.Table] = []  # the merged counts first, then the batches' since
+        self._pending_rows = 0
 
     def add(self, flat_words: pa.Array) -> None:
-        self._parts.append(count_words(flat_words))
-        if len(self._parts) >= 8:  # keep the number of parts (and memory) bounded
+        part = count_words(flat_words)
+        self._parts.append(part)
+        self._pending_rows += part.num_rows
+        # merge when the new rows reach the merged ones (at least 2^20): linear in all, at most ~2x the words held
+        if self._pending_rows >= max(self._parts[0].num_rows, 1 << 20) and len(self._parts) > 1:
             self._parts = [self._merged()]
+            self._pending_rows = 0
 
     def _merged(self) -> pa.Table:
         if not self._parts:
