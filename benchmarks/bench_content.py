@@ -5,6 +5,9 @@
     python benchmarks/bench_content.py --hosts 1000          # 50,000 pages
     python benchmarks/bench_content.py --phases measures,bm25   # skip the whole-stage run
     python benchmarks/bench_content.py --help
+    python benchmarks/bench_content.py --page-table RUN/stages/parse-*/pages --parts 2 --baseline 738d0bb
+        # peak RSS of the whole stage on a parse stage's real page table (e.g. scale_web's),
+        # here and in a checkout of commit 738d0bb, and their ratio
 
 1. **Corpus.** Pages of ~250 words (normal, sd 60) drawn per host from a Zipf vocabulary of
    50,000 made-up words, a host's pages sharing a topic (1,000 words it favours); 5 % of
@@ -18,6 +21,12 @@
    page index and in-links, sampling, corpus words, measures, BM25, temporal, writing).
 3. **Baseline**, in the measures process: the same 24 measures with plain Python per page
    (Counter, sets, the same zlib call) on the first 2,000 pages; ratio of pages/s.
+
+**Memory against a commit** (``--baseline REV``): the ``stage`` phase on the same page table
+(``--page-table``: a parse stage's ``pages`` folder, e.g. of ``bench_scale.py --keep``; its first
+``--parts`` parts), once with this checkout and once with ``git archive REV`` of the repository's
+``spamflow``, ``plugins`` and ``workflows`` first on the path, each in a fresh process pinned to
+the same CPU, the two interleaved; prints both peak RSS and the ratio.
 
 Prints pages/s and hosts/s per phase, peak RSS, and the verdict against the targets:
 dense features ≥ 500 pages/s per core, BM25 for 10,000 hosts < 2 minutes.  "Per core" figures
@@ -33,6 +42,7 @@ import math
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -172,20 +182,26 @@ def phase_bm25(folder: Path) -> dict:
 
     dataset = ds.dataset(folder, format="parquet")
     start, cpu = time.perf_counter(), time.process_time()
-    index = bm25.TermIndex()
+    from spamflow_content.term_counts import Candidates, KeptTerms, PairCounter
+
     hosts: dict[str, int] = {}
-    pieces = []
+    batches = []
+    for batch in dataset.to_batches(columns=["host"], batch_size=2048):
+        batches.append(np.array([hosts.setdefault(h, len(hosts)) for h in batch.column("host").to_pylist()]))
+    candidates = Candidates(0.1, len(hosts), dataset.count_rows())
+    for doc, batch in zip(batches, dataset.to_batches(columns=["words"], batch_size=2048)):
+        candidates.add(batch.num_rows, *bm25.term_occurrences(batch.column("words"), doc))
+    pairs = PairCounter(candidates.names(), len(hosts))
     pages = 0
-    for batch in dataset.to_batches(columns=["host", "words"], batch_size=2048):
-        names = batch.column("host").to_pylist()
-        doc = np.array([hosts.setdefault(h, len(hosts)) for h in names], dtype=np.int64)
-        pieces.append(bm25.count_terms(batch.column("words"), doc, index))
+    for doc, batch in zip(batches, dataset.to_batches(columns=["words"], batch_size=2048)):
+        pairs.add(*bm25.term_occurrences(batch.column("words"), doc))
         pages += batch.num_rows
-    tf = bm25.doc_term_matrix(pieces, len(hosts), len(index.terms))
-    vocab = bm25.choose_vocabulary(tf, index.terms, 10_000, 0.1, 0.5)
-    ids = np.array([index.id_of(t) for t in vocab], dtype=np.int64)
+    counts = pairs.term_counts(KeptTerms(0.1, 0.5))
+    tf = counts.tf
+    vocab = bm25.choose_vocabulary(tf, counts.terms, 10_000, 0.1, 0.5)
+    ids = np.array([counts.id_of(t) for t in vocab], dtype=np.int64)
     df = np.diff(tf[:, ids].tocsc().indptr)
-    dl = np.asarray(tf.sum(axis=1)).ravel()
+    dl = counts.lengths
     weights = bm25.bm25_matrix(tf[:, ids], dl, bm25.rsj_idf(df, len(hosts)), float(dl.mean()), 1.2, 0.75)
     return {"pages": pages, "hosts": len(hosts), "wall": time.perf_counter() - start, "nnz": int(weights.nnz),
             "vocabulary": len(vocab), "cpu": time.process_time() - cpu}
@@ -198,17 +214,47 @@ def phase_stage(folder: Path) -> dict:
     out = Path(tempfile.mkdtemp(prefix="bench-content-out-"))
     start, cpu = time.perf_counter(), time.process_time()
     result = featurise(ds.dataset(folder, format="parquet"), out, ContentParams(), None, Counter())
+    shutil.rmtree(out)
     return {"pages": result.counts["pages"], "hosts": result.counts["hosts"], "wall": time.perf_counter() - start,
             "cpu": time.process_time() - cpu}
 
 
-def run_phase(name: str, folder: Path, cpu: int) -> dict:
+def run_phase(name: str, folder: Path, cpu: int, code_root: Path | None = None) -> dict:
+    """One phase in a fresh process pinned to ``cpu``; ``code_root``: import spamflow from there."""
+    env = dict(os.environ)
+    if code_root is not None:
+        env["PYTHONPATH"] = os.pathsep.join(str(code_root / p) for p in ("", "plugins", "workflows"))
     code = subprocess.run([sys.executable, __file__, "--phase", name, "--corpus", str(folder)],
-                          capture_output=True, text=True,
+                          capture_output=True, text=True, env=env,
                           preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
     if code.returncode:
         raise SystemExit(code.stderr)
     return json.loads(code.stdout.strip().splitlines()[-1])
+
+
+def compare_memory(page_table: Path, parts: int | None, baseline: str, cpu: int) -> None:
+    """Peak RSS of the whole stage here and at commit ``baseline``, on the same page table."""
+    repo = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="bench-content-base-") as tmp:
+        folder = Path(tmp) / "pages"
+        folder.mkdir()
+        files = sorted(page_table.glob("*.parquet"))[:parts]
+        for f in files:
+            (folder / f.name).symlink_to(f.resolve())
+        old = Path(tmp) / "old"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(repo), "archive", baseline, "spamflow", "plugins", "workflows"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        pages = ds.dataset(folder, format="parquet").count_rows()
+        print(f"page table: {len(files)} parts of {page_table}, {pages} pages; baseline {baseline}")
+        before = run_phase("stage", folder, cpu, old)
+        after = run_phase("stage", folder, cpu)
+        for name, r in (("before", before), ("after", after)):
+            print(f"  {name:6}: whole stage {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['hosts']} hosts, "
+                  f"peak RSS {r['peak_rss_mb']:.0f} MB")
+        print(f"  peak RSS after / before = {after['peak_rss_mb'] / before['peak_rss_mb']:.2f}; "
+              f"{after['peak_rss_mb'] * 1024 / pages:.1f} KB a page after, {before['peak_rss_mb'] * 1024 / pages:.1f} before")
 
 
 def main() -> None:
@@ -217,6 +263,10 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=50, help="pages per host")
     parser.add_argument("--phases", default="measures,bm25,stage",
                         help="comma-separated phases to run (default: measures,bm25,stage)")
+    parser.add_argument("--page-table", type=Path, help="a parse stage's pages folder: compare peak RSS of the "
+                        "whole stage with --baseline on it instead of the synthetic phases")
+    parser.add_argument("--parts", type=int, help="with --page-table: its first PARTS parts only")
+    parser.add_argument("--baseline", default="738d0bb", help="with --page-table: the commit to compare with")
     parser.add_argument("--phase", choices=["measures", "bm25", "stage"], help=argparse.SUPPRESS)
     parser.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -226,6 +276,9 @@ def main() -> None:
         print(json.dumps(result))
         return
     cpu = min(os.sched_getaffinity(0))
+    if args.page_table:
+        compare_memory(args.page_table, args.parts, args.baseline, cpu)
+        return
     print(f"python {platform.python_version()}, pyarrow {pa.__version__}, numpy {np.__version__}, cpu {cpu}")
     with tempfile.TemporaryDirectory(prefix="bench-content-") as tmp:
         start = time.perf_counter()

@@ -189,6 +189,10 @@ def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdi
             "stages": per_stage}
 
 
+QUILT_TMP_BOUND = 25.0
+"""docs/quilt.md: the quilt stage's temporary data is at most this many times the run's WARC bytes."""
+
+
 def report(results: list[dict]) -> None:
     names = sorted({n for r in results for n in r["stages"]}, key=lambda n: list(results[-1]["stages"]).index(n)
                    if n in results[-1]["stages"] else 99)
@@ -205,6 +209,11 @@ def report(results: list[dict]) -> None:
             rate = r["pages"] / s["seconds"] if s["seconds"] else float("inf")
             print(f"  {name:<10} {s['seconds']:>9.1f} {s['cpu_seconds']:>9.1f} {rate:>9,.0f} {s['peak_rss'] / 2**20:>8,.0f} MB "
                   f"{s['peak_tmp'] / r['input_bytes']:>9.2f}x")
+        quilt = r["stages"].get("quilt")
+        if quilt:
+            ratio = quilt["peak_tmp"] / r["input_bytes"]
+            print(f"  quilt temporary data: peak {quilt['peak_tmp'] / 2**20:,.0f} MiB = {ratio:.1f}x the input WARC bytes "
+                  f"({'within' if ratio <= QUILT_TMP_BOUND else 'ABOVE'} docs/quilt.md's bound of {QUILT_TMP_BOUND:g}x)")
     for small, big in zip(results, results[1:]):
         scale = big["pages"] / small["pages"]
         print(f"\ngrowth {small['pages']:,} -> {big['pages']:,} pages (10.0 = linear, target <= 11.5), by wall time "

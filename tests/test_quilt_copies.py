@@ -144,7 +144,28 @@ def _cover_input(units: int, triples_per_unit: int, seed: int = 0):
         reps = rng.integers(1, units + 1, per_record).astype(np.uint64)
         grams = rng.integers(0, 100, per_record).astype(np.uint64)
         sources = rng.integers(10**6, 10**6 + 40, per_record).astype(np.uint64)
-        yield tagged(b"T", reps * 7, reps, grams, sources)
+        yield tagged(b"T", reps, grams, sources)
+
+
+def test_triples_are_sent_without_their_gram_set():
+    """Job (c) step 1 routes a triple by its gram set's bucket but sends only (rep, gram,
+    source): the set is not needed by the cover, and it was a quarter of the job's largest
+    intermediate data (docs/quilt.md, "Temporary disk").  Hand-worked: gram 5 is in unit 1
+    (patchy, set 10, server 1) and unit 2 (set 20, server 2); unit 1's only source is 2."""
+    from spamflow_quilt.buckets import doc_bucket
+    from spamflow_quilt.mr_base import doc_key, tagged, untagged
+    from spamflow_quilt.mr_quilt_cover import MRQuiltCover
+
+    job = MRQuiltCover(["--m", "50", "--c", "1", "--buckets", "4"])
+    u = np.array
+    rows = tagged(b"U", u([5, 5], np.uint64), u([1, 2], np.uint64), u([1, 2], np.uint64), u([1, 0], np.uint8),
+                  u([10, 20], np.uint64))
+    out = list(job.triples(b"g000000", [rows]))
+    assert len(out) == 1
+    key, value = out[0]
+    kind, columns = untagged(value)
+    assert kind == b"T" and [c.tolist() for c in columns] == [[1], [5], [2]]
+    assert key == doc_key(int(doc_bucket(u([10], np.uint64), 4)[0]))
 
 
 def test_a_cover_reducer_holds_a_bounded_share_of_its_triples(tmp_path, monkeypatch):

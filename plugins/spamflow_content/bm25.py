@@ -25,64 +25,41 @@ from spamflow_content.text import STOP_WORDS, stem_words
 _STOP = pa.array(sorted(STOP_WORDS), pa.string())
 
 
-class TermIndex:
-    """Stemmed terms and their ids, grown batch by batch (a word is stemmed once)."""
-
-    def __init__(self) -> None:
-        self.terms: list[str] = []
-        self._term_id: dict[str, int] = {}
-        self._word_term: dict[str, int] = {}
-
-    def ids_of_words(self, distinct_words: list[str]) -> np.ndarray:
-        new = [w for w in distinct_words if w not in self._word_term]
-        for word, stem in zip(new, stem_words(new)):
-            term = self._term_id.get(stem)
-            if term is None:
-                term = self._term_id[stem] = len(self.terms)
-                self.terms.append(stem)
-            self._word_term[word] = term
-        return np.fromiter((self._word_term[w] for w in distinct_words), dtype=np.int64, count=len(distinct_words))
-
-    @classmethod
-    def of_terms(cls, terms: list[str]) -> TermIndex:
-        """An index of terms already stemmed and counted elsewhere (the MapReduce corpus job)."""
-        index = cls()
-        index.terms = list(terms)
-        index._term_id = {t: i for i, t in enumerate(index.terms)}
-        return index
-
-    def id_of(self, term: str) -> int | None:
-        return self._term_id.get(term)
-
-
-def count_terms(lists: pa.ListArray, doc_of_page: np.ndarray, index: TermIndex) -> tuple[np.ndarray, ...]:
-    """(doc, term, count) triples of one batch of pages, one per distinct (doc, term)."""
+def term_occurrences(lists: pa.ListArray, doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """The stemmed terms of one batch of pages, stop words removed: per occurrence its document
+    and its term (an index into the returned names, this batch's distinct terms).  Words are
+    stemmed once per batch and nothing is kept between batches: a corpus-wide word or term
+    index would grow with the whole vocabulary, most of it rare terms BM25 never uses."""
     flat = pc.list_flatten(lists)
     parent = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
     keep = pc.invert(pc.is_in(flat, value_set=_STOP))
     flat = flat.filter(keep)
     docs = doc_of_page[parent[np.asarray(keep, dtype=bool)]]
     if len(flat) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    encoded = pc.dictionary_encode(flat)
-    term_of_word = index.ids_of_words(encoded.dictionary.to_pylist())
-    terms = term_of_word[np.asarray(encoded.indices, dtype=np.int64)]
-    width = np.int64(max(len(index.terms), 1))
-    keys, counts = np.unique(docs * width + terms, return_counts=True)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+    words = pc.dictionary_encode(flat)
+    stems = pc.dictionary_encode(pa.array(stem_words(words.dictionary.to_pylist()), pa.string()))
+    term_of_word = np.asarray(stems.indices, dtype=np.int64)
+    return docs, term_of_word[np.asarray(words.indices, dtype=np.int64)], stems.dictionary
+
+
+def count_terms(lists: pa.ListArray, doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
+    """(doc, term, count) triples of one batch of pages, one per distinct (doc, term), terms
+    numbered in the returned names (``term_occurrences``)."""
+    docs, terms, names = term_occurrences(lists, doc_of_page)
+    return (*distinct_pairs(docs, terms, max(len(names), 1)), names)
+
+
+def distinct_pairs(docs: np.ndarray, terms: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(doc, term, count) for each distinct (doc, term) of the occurrences, terms below ``width``."""
+    keys, counts = np.unique(docs * np.int64(width) + terms, return_counts=True)
     return keys // width, keys % width, counts.astype(np.int64)
 
 
-def doc_term_matrix(pieces: list[tuple[np.ndarray, ...]], n_docs: int, n_terms: int) -> sp.csr_matrix:
-    """Sum the (doc, term, count) triples of all batches into one docs × terms matrix."""
-    if not pieces:
-        return sp.csr_matrix((n_docs, n_terms), dtype=np.float64)
-    rows = np.concatenate([p[0] for p in pieces])
-    cols = np.concatenate([p[1] for p in pieces])
-    data = np.concatenate([p[2] for p in pieces]).astype(np.float64)
-    matrix = sp.coo_matrix((data, (rows, cols)), shape=(n_docs, n_terms)).tocsr()
-    matrix.sum_duplicates()
-    return matrix
+def eligible(df: np.ndarray, n_docs: int, min_df: float, max_df: float) -> np.ndarray:
+    """Which terms (document frequencies ``df`` over ``n_docs`` documents) the vocabulary may
+    take: in at least ``min_df`` and at most ``max_df`` of the documents."""
+    return (df >= min_df * n_docs) & (df <= max_df * n_docs) & (df > 0)
 
 
 def choose_vocabulary(tf: sp.csr_matrix, terms: list[str], size: int, min_df: float, max_df: float) -> list[str]:
@@ -91,9 +68,9 @@ def choose_vocabulary(tf: sp.csr_matrix, terms: list[str], size: int, min_df: fl
     n_docs = tf.shape[0]
     df = np.diff(tf.tocsc().indptr)
     cf = np.asarray(tf.sum(axis=0)).ravel()
-    eligible = np.flatnonzero((df >= min_df * n_docs) & (df <= max_df * n_docs) & (df > 0))
-    names = np.array(terms, dtype=object)[eligible]
-    order = np.lexsort((names.astype(str), -cf[eligible]))
+    chosen = np.flatnonzero(eligible(df, n_docs, min_df, max_df))
+    names = np.array(terms, dtype=object)[chosen]
+    order = np.lexsort((names.astype(str), -cf[chosen]))
     return [str(t) for t in names[order[:size]]]
 
 

@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -66,6 +67,9 @@ def top_words(counts: pa.Table, k: int) -> list[str]:
     """The ``k`` most frequent non-stop words of a ``word``, ``n`` table with one row per
     word, ties broken by the word."""
     table = counts.filter(pc.invert(pc.is_in(counts["word"], value_set=pa.array(sorted(STOP_WORDS)))))
+    n = np.asarray(table["n"], dtype=np.int64)
+    if 0 < k < len(n):  # sort only the words that can be in the top k: those at least the k-th count (ties too)
+        table = table.filter(pa.array(n >= np.partition(n, len(n) - k)[len(n) - k]))
     table = table.sort_by([("n", "descending"), ("word", "ascending")])
     return table["word"].slice(0, k).to_pylist()
 
@@ -74,18 +78,26 @@ class WordCounter:
     """Occurrences of every word over the batches it is given, to rank the corpus words."""
 
     def __init__(self) -> None:
-        self._parts: list[pa.Table] = []
+        self._parts: list[pa.Table] = []  # the merged counts first, then the batches' since
+        self._pending_rows = 0
 
     def add(self, flat_words: pa.Array) -> None:
-        self._parts.append(count_words(flat_words))
-        if len(self._parts) >= 64:  # keep the number of parts (and memory) bounded
+        part = count_words(flat_words)
+        self._parts.append(part)
+        self._pending_rows += part.num_rows
+        # merge when the new rows reach the merged ones (at least 2^20): linear in all, at most ~2x the words held
+        if self._pending_rows >= max(self._parts[0].num_rows, 1 << 20) and len(self._parts) > 1:
             self._parts = [self._merged()]
+            self._pending_rows = 0
 
     def _merged(self) -> pa.Table:
         if not self._parts:
             return pa.table({"word": pa.array([], pa.string()), "n": pa.array([], pa.int64())})
-        total = pa.concat_tables(self._parts).group_by("word").aggregate([("n", "sum")])
-        return pa.table({"word": total["word"], "n": total["n_sum"]})
+        parts = pa.concat_tables(self._parts)
+        words = pc.dictionary_encode(parts["word"].combine_chunks())  # leaner than a group_by's hash table
+        n = np.bincount(np.asarray(words.indices, dtype=np.int64), weights=np.asarray(parts["n"], dtype=np.float64),
+                        minlength=len(words.dictionary))
+        return pa.table({"word": words.dictionary, "n": pa.array(n.astype(np.int64))})
 
     def top(self, k: int) -> list[str]:
         """The ``k`` most frequent non-stop words, ties broken by the word."""

@@ -27,6 +27,7 @@ from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_S
 from spamflow_content.page_batch import doc_keys as page_doc_keys
 from spamflow_content.params import ContentParams
 from spamflow_content.sampling import choose_sample, home_rank, in_degrees, normal_url
+from spamflow_content.term_counts import Candidates, KeptTerms, PairCounter, TermCounts
 from spamflow_content.text import load_query_terms
 
 
@@ -64,12 +65,14 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
     n_sampled = int(pc.sum(index["sampled"]).as_py() or 0)
     query = load_query_terms(params.query_terms) if stats is None else stats.query_terms
 
+    kept = KeptTerms(params.min_df, params.max_df, None if stats is None else frozenset(stats.vocabulary))
     if mapreduce is None:
-        popular, tf, terms, page_table, host_table = _in_memory(pages, index, doc_keys, stats, query, progress)
+        popular, term_counts, page_table, host_table = _in_memory(pages, index, doc_keys, stats, query, kept,
+                                                                  progress)
     else:
         work = outdir / "work"
         inputs = mapreduce_jobs.job_inputs(pages, index, work, mapreduce.runner, mapreduce.runner_args)
-        word_counts, tf, terms = mapreduce_jobs.corpus_statistics(inputs, doc_keys, work)
+        word_counts, term_counts = mapreduce_jobs.corpus_statistics(inputs, doc_keys, work, kept)
         popular = PopularTerms(corpus=top_words(word_counts, max(TOP_K)), query=query) if stats is None else \
             PopularTerms(corpus=stats.corpus_words, query=query)
         page_table, host_table = mapreduce_jobs.page_and_host_tables(inputs, popular, work)
@@ -77,7 +80,7 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
     pq.write_table(host_table, outdir / "hosts.parquet")
 
     outputs = {"hosts": "hosts.parquet", "pages": "pages.parquet"}
-    new_stats = _write_bm25(tf, terms, hosts, snapshots, params, stats, popular, outdir, outputs, counts)
+    new_stats = _write_bm25(term_counts, hosts, snapshots, params, stats, popular, outdir, outputs, counts)
     new_stats.save(outdir / "corpus_stats.json")
     outputs["corpus_stats"] = "corpus_stats.json"
     counts.update(hosts=len(hosts), snapshots=len(snapshots), sampled_pages=n_sampled,
@@ -86,54 +89,62 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
 
 
 def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: CorpusStats | None,
-               query: list[str], progress: bool | None) -> tuple[PopularTerms, sp.csr_matrix, bm25.TermIndex,
-                                                                 pa.Table, pa.Table]:
-    """The in-process engine: popular words, the documents × terms counts and the page and
-    host tables, streaming the sampled pages in batches."""
+               query: list[str], kept: KeptTerms, progress: bool | None) -> tuple[
+                   PopularTerms, TermCounts, pa.Table, pa.Table]:
+    """The in-process engine: popular words, the documents × terms counts of the ``kept``
+    terms and the page and host tables, streaming the sampled pages in batches: a first pass
+    for the popular words and the candidate terms (``term_counts``), a second for the page
+    measures and the candidates' counts."""
     sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
     sample_filter = pc.field("doc_id").isin(sampled_ids)
     n_sampled = len(sampled_ids)
+    key_set = pa.array(doc_keys, pa.string())
     if stats is None:
         words = WordCounter()
-        for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words", progress):
-            words.add(pc.list_flatten(filled_lists(batch.column("words"))))
+        candidates = Candidates(kept.min_df, len(doc_keys), n_sampled)
+        for batch in _batches(pages, ["snapshot", "host", "words"], sample_filter, n_sampled, "content: corpus words",
+                              progress):
+            table = pa.Table.from_batches([batch])
+            lists = filled_lists(table["words"])
+            words.add(pc.list_flatten(lists))
+            doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
+            candidates.add(batch.num_rows, *bm25.term_occurrences(lists, doc))
         popular = PopularTerms(corpus=words.top(max(TOP_K)), query=query)
+        del words
+        pairs = PairCounter(candidates.names(), len(doc_keys))
+        del candidates
     else:
         popular = PopularTerms(corpus=stats.corpus_words, query=query)
+        pairs = PairCounter(sorted(kept.vocabulary or ()), len(doc_keys))
 
-    terms = bm25.TermIndex()
-    pieces: list[tuple[np.ndarray, ...]] = []
     measured: list[pa.Table] = []
-    key_set = pa.array(doc_keys, pa.string())
     for batch in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures", progress):
         table = pa.Table.from_batches([batch])
         measured.append(measured_pages(table, popular))
         doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
-        pieces.append(bm25.count_terms(filled_lists(table["words"]), doc, terms))
+        pairs.add(*bm25.term_occurrences(filled_lists(table["words"]), doc))
     flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
     page_table = _concat(measured, MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
     page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
     page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
         ["snapshot", "host", "pages"])
     host_table = host_features(page_table, page_counts)
-    tf = bm25.doc_term_matrix(pieces, len(doc_keys), len(terms.terms))
-    return popular, tf, terms, page_table, host_table
+    term_counts = pairs.term_counts(kept)
+    return popular, term_counts, page_table, host_table
 
 
-def _write_bm25(tf: sp.csr_matrix, terms: bm25.TermIndex, hosts: list[str], snapshots: list[str],
+def _write_bm25(term_counts: TermCounts, hosts: list[str], snapshots: list[str],
                 params: ContentParams, stats: CorpusStats | None, popular: PopularTerms, outdir: Path,
                 outputs: dict[str, str], counts: Counter[str]) -> CorpusStats:
     """BM25 matrices per snapshot and the temporal features; returns the corpus statistics."""
     n_hosts = len(hosts)
-    dl = np.asarray(tf.sum(axis=1)).ravel()
-    present = np.zeros(tf.shape[0], dtype=bool)
-    present[np.unique(tf.nonzero()[0])] = True
+    tf, dl, present = term_counts.tf, term_counts.lengths, term_counts.present
     if stats is None:
-        vocabulary = bm25.choose_vocabulary(tf[present], terms.terms, params.vocabulary_size, params.min_df,
+        vocabulary = bm25.choose_vocabulary(tf[present], term_counts.terms, params.vocabulary_size, params.min_df,
                                             params.max_df)
     else:
         vocabulary = stats.vocabulary
-    known = [terms.id_of(t) for t in vocabulary]
+    known = [term_counts.id_of(t) for t in vocabulary]
     columns = np.array([-1 if i is None else i for i in known], dtype=np.int64)
     select = sp.csr_matrix((np.ones(int((columns >= 0).sum())),
                             (columns[columns >= 0], np.flatnonzero(columns >= 0))),

@@ -21,12 +21,12 @@ import scipy.sparse as sp
 from spamflow import storage
 from spamflow.mr import run_job
 from spamflow.mr.driver import package_zip
-from spamflow_content import bm25
 from spamflow_content.host_features import host_schema
 from spamflow_content.measures import PopularTerms
 from spamflow_content.mr_content_corpus import MRContentCorpus
 from spamflow_content.mr_content_pages import MRContentPages
 from spamflow_content.page_batch import PAGE_SCHEMA
+from spamflow_content.term_counts import KeptTerms, TermCounts
 
 READ_ROWS = 8192
 """Output rows turned into Arrow at a time: the driver never holds a job's output as Python lists."""
@@ -66,31 +66,61 @@ def job_inputs(pages: ds.Dataset, index: pa.Table, work: Path, runner: str,
     return JobInputs(parts, sample, runner, runner_args)
 
 
-def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path) -> tuple[pa.Table, sp.csr_matrix,
-                                                                                     bm25.TermIndex]:
-    """Job 1: the corpus word counts (``word``, ``n``) and the virtual documents × terms count
-    matrix, rows in ``doc_keys`` order, columns in the order of the returned index (the order
-    is free: the vocabulary is chosen by frequency, ties by term)."""
-    words: dict[str, int] = {}
-    terms: list[str] = []
+def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path,
+                      kept: KeptTerms) -> tuple[pa.Table, TermCounts]:
+    """Job 1: the corpus word counts (``word``, ``n``) and the virtual documents × terms counts
+    of the ``kept`` terms, rows in ``doc_keys`` order, columns in the job's output order (the
+    order is free: the vocabulary is chosen by frequency, ties by term).
+
+    The output is read twice, so that no term below ``min_df`` is ever held: the first pass
+    takes each document's length and each term's document frequency (one int64 a term), which
+    decide the kept terms; the second takes the kept terms' postings."""
+    output = work / "corpus.jsonl"
     row_of = {key: i for i, key in enumerate(doc_keys)}
-    rows, cols, data = array("q"), array("q"), array("q")  # 8 bytes per (document, term) pair
-    for key, value in inputs.run(MRContentCorpus, work / "corpus.jsonl", []):
+    lengths = np.zeros(len(doc_keys), dtype=np.float64)
+    df = array("q")
+    word_parts: list[pa.Table] = []
+    words: list[str] = []
+    word_n: list[int] = []
+    for key, value in inputs.run(MRContentCorpus, output, []):
         kind, name = key.split("\t", 1)
         if kind == "w":
-            words[name] = value
+            words.append(name)
+            word_n.append(value)
+            if len(words) >= READ_ROWS:
+                word_parts.append(_word_table(words, word_n))
+                words, word_n = [], []
+            continue
+        df.append(len(value))
+        for doc, n in value:
+            lengths[row_of[doc]] += n
+    word_parts.append(_word_table(words, word_n))
+    mask = kept.by_df(np.frombuffer(df, dtype=np.int64), int((lengths > 0).sum()))
+    del df
+    terms: list[str] = []
+    rows, cols, data = array("q"), array("q"), array("q")  # 8 bytes per (document, kept term) pair
+    term = -1
+    for key, value in _output_lines(output):
+        kind, name = key.split("\t", 1)
+        if kind == "w":
+            continue
+        term += 1
+        if not mask[term] or not kept.by_name(name):
             continue
         for doc, n in value:
             rows.append(row_of[doc])
             cols.append(len(terms))
             data.append(n)
         terms.append(name)
-    counts = pa.table({"word": pa.array(list(words), pa.string()), "n": pa.array(list(words.values()), pa.int64())})
     matrix = sp.coo_matrix((np.frombuffer(data, dtype=np.int64).astype(np.float64),
                             (np.frombuffer(rows, dtype=np.int64), np.frombuffer(cols, dtype=np.int64))),
                            shape=(len(doc_keys), len(terms))).tocsr()
     matrix.sum_duplicates()
-    return counts, matrix, bm25.TermIndex.of_terms(terms)
+    return pa.concat_tables(word_parts), TermCounts(tf=matrix, terms=terms, lengths=lengths)
+
+
+def _word_table(words: list[str], counts: list[int]) -> pa.Table:
+    return pa.table({"word": pa.array(words, pa.string()), "n": pa.array(counts, pa.int64())})
 
 
 def page_and_host_tables(inputs: JobInputs, popular: PopularTerms, work: Path) -> tuple[pa.Table, pa.Table]:

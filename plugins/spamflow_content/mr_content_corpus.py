@@ -26,7 +26,6 @@ from mrjob.job import MRJob
 from mrjob.protocol import RawValueProtocol, StandardJSONProtocol
 from mrjob.step import MRStep
 
-from spamflow_content.bm25 import TermIndex
 from spamflow_content.corpus import count_words
 from spamflow_content.page_batch import filled_lists, named_term_counts, part_batches, sampled
 from spamflow_content.text import STOP_WORDS
@@ -50,7 +49,6 @@ class MRContentCorpus(MRJob):
 
     def load_sample(self) -> None:
         self.sampled_ids = pq.read_table(self.options.sample, columns=["doc_id"])["doc_id"].combine_chunks()
-        self.terms = TermIndex()  # this task's stems, so a word is stemmed once per task
 
     def count_part(self, _: None, path: str) -> Iterator[tuple[str, int]]:
         if not path.strip():
@@ -63,7 +61,7 @@ class MRContentCorpus(MRJob):
             for word, n in zip(words["word"].to_pylist(), words["n"].to_pylist()):
                 if word not in STOP_WORDS:  # never in the ranked list: spare the shuffle
                     yield f"w\t{word}", n
-            for doc, term, n in named_term_counts(table, self.terms):
+            for doc, term, n in named_term_counts(table):
                 yield f"t\t{term}\t{doc}", n
 
     def add_up(self, key: str, counts: Iterable[int]) -> Iterator[tuple[str, int]]:

@@ -54,15 +54,15 @@ def measured_pages(table: pa.Table, popular: PopularTerms) -> pa.Table:
                      "url": table["url"], **{m: values[m] for m in MEASURES}}, schema=MEASURED_SCHEMA)
 
 
-def named_term_counts(table: pa.Table, index: bm25.TermIndex) -> Iterator[tuple[str, str, int]]:
+def named_term_counts(table: pa.Table) -> Iterator[tuple[str, str, int]]:
     """(virtual document, stemmed term, occurrences) of one batch, one per distinct pair:
     ``bm25.count_terms`` with the documents and terms named rather than numbered."""
     encoded = pc.dictionary_encode(doc_keys(table))
-    docs, terms, counts = bm25.count_terms(filled_lists(table["words"]),
-                                           np.asarray(encoded.indices, dtype=np.int64), index)
-    names = encoded.dictionary.to_pylist()
+    docs, terms, counts, term_names = bm25.count_terms(filled_lists(table["words"]),
+                                                      np.asarray(encoded.indices, dtype=np.int64))
+    names, stems = encoded.dictionary.to_pylist(), term_names.to_pylist()
     for doc, term, n in zip(docs.tolist(), terms.tolist(), counts.tolist()):
-        yield names[doc], index.terms[term], n
+        yield names[doc], stems[term], n
 
 
 def part_batches(path: str, columns: list[str]) -> Iterator[pa.Table]:

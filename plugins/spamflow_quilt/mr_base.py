@@ -18,7 +18,8 @@ Q     doc, n_patch_grams, n_grams, gram set, a patchy page (job (b)'s output)
 L     gram, ordinal | ordinal, doc, domain   two fields: the lines' patch grams, and the pages of
       id, ip id, patchy, gram set            those lines (job (b)'s output)
 U     gram, rep, server, patchy, gram set    a unit of copies contains a patch gram (job (c))
-T     gram set, rep, gram, source            a triple of Section 2 for a unit of copies (job (c))
+T     rep, gram, source                      a triple of Section 2 for a unit of copies (job (c)),
+                                             keyed by its gram set's bucket (the set is not sent)
 ====  =====================================  ============================================
 
 A page is its doc_id, except in jobs (a) and (b), where a *line* of the shingle file (a

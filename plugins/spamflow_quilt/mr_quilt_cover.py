@@ -80,7 +80,7 @@ class MRQuiltCover(QuiltJob):
         grams, units, servers, patchy, sets = joined(rows.get(b"U"), 5)  # foreign servers applied by the mapper
         for set_ids, reps, gram, sources in iter_unit_triples(
                 grams, units, servers=servers, sets=sets, patchy=patchy.astype(bool), skip_copied=self.options.c >= 2):
-            yield from self.by_sets(b"T", set_ids, set_ids, reps, gram, sources)
+            yield from self.by_sets(b"T", set_ids, reps, gram, sources)  # the set only routes: not sent
 
     def cover(self, key, values):
         patchy_pages, triples = [], GroupSpill(3, self.options.spill_bytes)  # rep, gram, source
@@ -89,7 +89,7 @@ class MRQuiltCover(QuiltJob):
             if kind == b"Q":
                 patchy_pages.append(columns)
             else:
-                triples.add(*columns[1:])
+                triples.add(*columns)
         docs, n_patch, n_grams, sets, domains, ips = joined(patchy_pages, 6)
         servers, known = self.servers(docs, domains, ips)
         docs, n_patch, n_grams, sets, servers = docs[known], n_patch[known], n_grams[known], sets[known], servers[known]

@@ -1,0 +1,175 @@
+"""The documents × terms counts BM25 needs, without the terms it cannot use.
+
+BM25's vocabulary is chosen among the terms found in at least ``min_df`` of the virtual
+documents, and most terms of a crawl are rare (Heaps' law: at 10^5 scale_web pages, 2.1M
+distinct terms, a few thousand of them eligible).  So the in-process engine never indexes the
+whole vocabulary: a first pass finds the *candidates*, a superset of the eligible terms, with
+memory bounded by a chunk of pages; the second counts (document, candidate) pairs only; the
+matrix keeps the candidates that are eligible.  Why the candidates are a superset: if the
+pages are cut into at most ``m`` chunks and a term is in ``df`` documents, the chunks' own
+document frequencies add up to at least ``df`` (a document split over chunks counts in each),
+so some chunk has at least ``df / m``; a term below ``min_df * present / m`` in every chunk
+(``present``: nonempty documents seen so far, at most the final number) cannot be eligible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sp
+
+from spamflow_content.bm25 import eligible
+
+CHUNK_PAGES = 8_192
+"""Pages per chunk of the candidate pass: its (document, term) pairs are what it holds."""
+
+
+@dataclass(frozen=True)
+class KeptTerms:
+    """The terms worth a column: without saved statistics, those ``eligible`` by document
+    frequency (the vocabulary is chosen among them, so dropping the rest changes nothing);
+    with them (incremental scoring), the saved vocabulary's terms, whatever their frequency."""
+
+    min_df: float
+    max_df: float
+    vocabulary: frozenset[str] | None = None
+
+    def by_df(self, df: np.ndarray, n_docs: int) -> np.ndarray:
+        """A mask over terms from their document frequencies over the ``n_docs`` nonempty documents."""
+        if self.vocabulary is not None:
+            return df > 0
+        return eligible(df, n_docs, self.min_df, self.max_df)
+
+    def by_name(self, term: str) -> bool:
+        return self.vocabulary is None or term in self.vocabulary
+
+
+@dataclass
+class TermCounts:
+    """Documents × kept terms counts, and each document's length over *all* its terms (BM25's
+    ``dl`` counts every term, kept or not)."""
+
+    tf: sp.csr_matrix
+    """Documents × kept terms, columns in the order of ``terms``."""
+    terms: list[str]
+    lengths: np.ndarray
+    """Per document, its occurrences of all terms (float64)."""
+    _column: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._column = {t: i for i, t in enumerate(self.terms)}
+
+    @property
+    def present(self) -> np.ndarray:
+        """The documents with at least one term (a host absent at a snapshot has none)."""
+        return self.lengths > 0
+
+    def id_of(self, term: str) -> int | None:
+        return self._column.get(term)
+
+
+class Candidates:
+    """First pass: the terms that may be eligible (see the module's docstring), from each
+    batch's distinct (document, term) pairs, holding one chunk of pages' pairs at a time."""
+
+    def __init__(self, min_df: float, n_docs: int, total_pages: int) -> None:
+        self.min_df = min_df
+        self.max_chunks = total_pages // CHUNK_PAGES + 1  # a chunk closes at CHUNK_PAGES pages or more
+        self.lengths = np.zeros(n_docs, dtype=np.float64)
+        self.terms: set[str] = set()
+        self._chunk: list[pa.Table] = []
+        self._pages = 0
+
+    def add(self, n_pages: int, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> None:
+        """One batch of ``n_pages`` pages, as ``bm25.term_occurrences`` gives it."""
+        self.lengths += np.bincount(docs, minlength=len(self.lengths))
+        pairs = np.unique(docs * np.int64(max(len(names), 1)) + terms)
+        self._chunk.append(pa.table({"doc": pa.array(pairs // max(len(names), 1)),
+                                     "term": names.take(pa.array(pairs % max(len(names), 1)))}))
+        self._pages += n_pages
+        if self._pages >= CHUNK_PAGES:
+            self._close()
+
+    def _close(self) -> None:
+        if not self._chunk:
+            return
+        chunk = pa.concat_tables(self._chunk)
+        self._chunk, self._pages = [], 0
+        terms = pc.dictionary_encode(chunk["term"].combine_chunks())
+        ids = np.asarray(terms.indices, dtype=np.int64)
+        width = np.int64(max(len(terms.dictionary), 1))
+        pairs = np.unique(np.asarray(chunk["doc"], dtype=np.int64) * width + ids)  # a document split over batches
+        df = np.bincount(pairs % width, minlength=len(terms.dictionary))
+        floor = self.min_df * int((self.lengths > 0).sum()) / self.max_chunks
+        self.terms.update(terms.dictionary.filter(pa.array(df >= floor)).to_pylist())
+
+    def names(self) -> list[str]:
+        """The candidates, sorted (the column order of the pass that counts them)."""
+        self._close()
+        return sorted(self.terms)
+
+
+class PairCounter:
+    """Second pass: (document, term) occurrences of the given terms summed over batches, held
+    as one sorted int64 key per distinct pair (document << 32 | term) and its count: 16 bytes a
+    pair, merged as batches come."""
+
+    def __init__(self, terms: list[str], n_docs: int) -> None:
+        self.terms = terms
+        self._value_set = pa.array(terms, pa.string())
+        self.lengths = np.zeros(n_docs, dtype=np.float64)
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_size = 0
+
+    def add(self, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> None:
+        """One batch's occurrences, as ``bm25.term_occurrences`` gives them; other terms are
+        left out but count in their document's length."""
+        self.lengths += np.bincount(docs, minlength=len(self.lengths))
+        column = np.asarray(pc.index_in(names, value_set=self._value_set).fill_null(-1), dtype=np.int64)
+        ours = column[terms]
+        keep = ours >= 0
+        keys, counts = np.unique((docs[keep] << _TERM_BITS) | ours[keep], return_counts=True)
+        self._pending.append((keys, counts.astype(np.int64)))
+        self._pending_size += len(keys)
+        if self._pending_size > max(len(self._keys), 1 << 20):  # merge when pending doubles the size: n log n
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        keys = np.concatenate([self._keys, *(k for k, _ in self._pending)])
+        counts = np.concatenate([self._counts, *(c for _, c in self._pending)])
+        self._pending, self._pending_size = [], 0
+        order = np.argsort(keys, kind="stable")
+        keys, counts = keys[order], counts[order]
+        del order
+        first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
+        self._keys = keys[first]
+        self._counts = np.add.reduceat(counts, first) if len(first) else counts[:0]
+
+    def term_counts(self, kept: KeptTerms) -> TermCounts:
+        """The documents × terms counts of the kept terms."""
+        self._merge()
+        n_docs = len(self.lengths)
+        docs = self._keys >> _TERM_BITS
+        term_ids = self._keys & _TERM_MASK
+        df = np.bincount(term_ids, minlength=len(self.terms))
+        mask = kept.by_df(df, int((self.lengths > 0).sum()))
+        if kept.vocabulary is not None:
+            mask &= np.array([kept.by_name(t) for t in self.terms], dtype=bool)
+        column = np.cumsum(mask) - 1
+        keep = mask[term_ids]
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(docs[keep], minlength=n_docs))))
+        # keys are sorted by document, then term, and columns keep the term order: already CSR
+        tf = sp.csr_matrix((self._counts[keep].astype(np.float64), column[term_ids[keep]], indptr),
+                           shape=(n_docs, int(mask.sum())))
+        return TermCounts(tf=tf, terms=[self.terms[i] for i in np.flatnonzero(mask)], lengths=self.lengths)
+
+
+_TERM_BITS = 32
+_TERM_MASK = (1 << _TERM_BITS) - 1

@@ -1,0 +1,139 @@
+"""The content stage keeps only the terms BM25 may use (document frequency within
+[min_df, max_df], or the saved vocabulary when scoring incrementally) in its documents × terms
+matrix, on both engines, and its outputs are those of the full-vocabulary computation: the
+vocabulary, the document lengths (which count every term, kept or not) and the BM25 weights
+computed by hand with the formula over a corpus where most terms are rare."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow.dataset as ds
+import pytest
+import scipy.sparse as sp
+
+import spamflow_content.detector as detector
+from spamflow.detector import RunSettings
+from spamflow_content.corpus import CorpusStats
+from spamflow_content.detector import featurise
+from spamflow_content.params import ContentParams
+from spamflow_content.text import STOP_WORDS, stem_words
+
+from content_pages import page_row, write_pages
+
+COMMON = ["garden", "roses", "casino", "museum", "tickets", "poker", "loans", "history"]
+N_HOSTS = 12
+SNAPSHOTS = ("2026-01", "2026-02")
+
+
+def _texts() -> dict[tuple[str, str], list[str]]:
+    """Per (snapshot, host), its pages' texts: common words on some hosts, each host with 30
+    words of its own (document frequency 1: below any min_df > 1/12), and one host (h11) with
+    nothing but its own words, so it has a length and no kept term."""
+    texts: dict[tuple[str, str], list[str]] = {}
+    for s, snapshot in enumerate(SNAPSHOTS):
+        for h in range(N_HOSTS):
+            host = f"h{h}.example"
+            common = [] if h == 11 else [w for i, w in enumerate(COMMON) if (h + i + s) % 3 != 0]
+            rare = [f"zq{h}x{i}y{s}" for i in range(30)]
+            texts[(snapshot, host)] = [" ".join(common + rare[:15] + common[:2]), " ".join(rare[15:] + common[:h % 4])]
+    return texts
+
+
+def _dataset(folder: Path, snapshots: tuple[str, ...] = SNAPSHOTS) -> ds.Dataset:
+    rows = [page_row(f"http://{host}/" + ("" if i == 0 else f"p{i}.html"), text.split(), snapshot=snapshot)
+            for (snapshot, host), pages in _texts().items() if snapshot in snapshots
+            for i, text in enumerate(pages)]
+    return ds.dataset(write_pages(rows, folder), format="parquet")
+
+
+def _bags() -> dict[tuple[str, str], Counter]:
+    return {key: Counter(stem_words([w for p in pages for w in p.split() if w not in STOP_WORDS]))
+            for key, pages in _texts().items()}
+
+
+def _expected(min_df: float, max_df: float, size: int) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The vocabulary over all terms, and the BM25 matrices by the formula, by hand."""
+    bags = _bags()
+    hosts = sorted({h for _, h in bags})
+    df = Counter(t for b in bags.values() for t in b)
+    cf: Counter = Counter()
+    for b in bags.values():
+        cf.update(b)
+    n_docs = sum(1 for b in bags.values() if b)
+    vocab = sorted((t for t in df if min_df * n_docs <= df[t] <= max_df * n_docs), key=lambda t: (-cf[t], t))[:size]
+    matrices = {}
+    for snapshot in SNAPSHOTS:
+        docs = {h: bags[(snapshot, h)] for h in hosts}
+        avdl = sum(sum(b.values()) for b in docs.values()) / len(docs)
+        m = np.zeros((len(hosts), len(vocab)))
+        for r, h in enumerate(hosts):
+            dl = sum(docs[h].values())
+            for c, term in enumerate(vocab):
+                tf = docs[h][term]
+                n = sum(term in b for b in docs.values())
+                idf = math.log((len(hosts) - n + 0.5) / (n + 0.5))
+                m[r, c] = idf * 2.2 * tf / (1.2 * (0.25 + 0.75 * dl / avdl) + tf) if tf else 0.0
+        matrices[snapshot] = m
+    return vocab, matrices
+
+
+def _run(dataset: ds.Dataset, out: Path, params: ContentParams, runner: str | None, monkeypatch,
+         stats: CorpusStats | None = None):
+    """One content run; returns its result and the term counts BM25 was given."""
+    given = []
+    write = detector._write_bm25
+
+    def spy(term_counts, *args, **kwargs):
+        given.append(term_counts)
+        return write(term_counts, *args, **kwargs)
+
+    monkeypatch.setattr(detector, "_write_bm25", spy)
+    out.mkdir(parents=True)
+    settings = None if runner is None else RunSettings(runner=runner, progress=False)
+    result = featurise(dataset, out, params, stats, Counter(), mapreduce=settings)
+    return result, given[0]
+
+
+@pytest.mark.parametrize("runner", [None, "inline"])
+def test_matrix_holds_only_eligible_terms_and_outputs_are_the_full_computation(runner, tmp_path, monkeypatch):
+    params = ContentParams(min_df=0.25, max_df=0.75, vocabulary_size=5)
+    result, counts = _run(_dataset(tmp_path / "pages"), tmp_path / "out", params, runner, monkeypatch)
+    vocab, matrices = _expected(0.25, 0.75, 5)
+    bags = _bags()
+    n_docs = sum(1 for b in bags.values() if b)
+    df = Counter(t for b in bags.values() for t in b)
+    eligible = {t for t in df if 0.25 * n_docs <= df[t] <= 0.75 * n_docs}
+    assert len(df) > 10 * len(eligible)  # most terms are rare ...
+    assert sorted(counts.terms) == sorted(eligible)  # ... and never enter the matrix
+    assert counts.tf.shape[1] == len(eligible)
+    # every term counts in a document's length, kept or not (h11 has no kept term at all)
+    hosts = sorted({h for _, h in bags})
+    lengths = [sum(bags[(s, h)].values()) for s in SNAPSHOTS for h in hosts]
+    assert counts.lengths.tolist() == lengths
+    assert (tmp_path / "out" / "bm25" / "vocabulary.txt").read_text().split() == vocab
+    for snapshot in SNAPSHOTS:
+        got = sp.load_npz(tmp_path / "out" / result.outputs[f"bm25_{snapshot}"]).toarray()
+        assert np.allclose(got, matrices[snapshot], rtol=1e-12, atol=1e-15), snapshot
+
+
+@pytest.mark.parametrize("runner", [None, "inline"])
+def test_incremental_keeps_the_saved_vocabulary_even_if_rare_here(runner, tmp_path, monkeypatch):
+    """Statistics saved with min_df 0 have rare terms in their vocabulary; scoring the same
+    corpus against them keeps exactly those terms (whatever this run's min_df) and gives the
+    same weights as the run that saved them (one snapshot: scoring uses the latest IDF)."""
+    dataset = _dataset(tmp_path / "pages", SNAPSHOTS[:1])
+    first, _ = _run(dataset, tmp_path / "full", ContentParams(min_df=0.0, max_df=1.0, vocabulary_size=40),
+                    None, monkeypatch)
+    stats = CorpusStats.load(tmp_path / "full" / "corpus_stats.json")
+    df = Counter(t for (snapshot, _), b in _bags().items() if snapshot == SNAPSHOTS[0] for t in b)
+    assert any(df[t] == 1 for t in stats.vocabulary)
+    again, counts = _run(dataset, tmp_path / "again", ContentParams(min_df=0.5), runner, monkeypatch, stats)
+    assert sorted(counts.terms) == sorted(stats.vocabulary)
+    for snapshot in SNAPSHOTS[:1]:
+        a = sp.load_npz(tmp_path / "full" / first.outputs[f"bm25_{snapshot}"]).toarray()
+        b = sp.load_npz(tmp_path / "again" / again.outputs[f"bm25_{snapshot}"]).toarray()
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-15), snapshot
