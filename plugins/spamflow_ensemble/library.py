@@ -264,7 +264,7 @@ def build_library(library: Library, n_features: int, random_state: int = 0) -> l
                 add(f"histboost_lr{rate:g}_{iterations}_leaves{leaves}", "histboost",
                     hist_boost(rate, iterations, leaves, seed))
     else:
-        s = grid[1]  # sqrt(features)
+        s = grid[min(1, len(grid) - 1)]  # sqrt(features); a one-feature group has only 1
         add(f"forest_100_mf{s}_leaf{SMOOTH_LEAF}_balanced", "forest", forest(s, 100, seed, SMOOTH_LEAF, True))
         add(f"extratrees_100_mf{s}_leaf{SMOOTH_LEAF}", "extratrees", extra_trees(s, 100, seed, SMOOTH_LEAF))
         add("histboost_lr0.05_100_leaves7_half", "histboost", hist_boost(0.05, 100, 7, seed, 0.5))
