@@ -66,7 +66,8 @@ def test_hillclimb_reaches_the_brute_force_best_combination():
 def test_estimator_on_toy_library_weights_the_complementary_models():
     X, y = _toy(2)
     toy = [ModelSpec(f"col{j}", "toy", ColumnScore(j)) for j in range(4)]
-    es = EnsembleSelection(models=toy, n_init=1, n_iterations=30, n_bags=1, random_state=0).fit(X, y)
+    # every model enters selection (prune=1), so it must match the brute force over all four
+    es = EnsembleSelection(models=toy, n_init=1, n_iterations=30, n_bags=1, prune=1.0, random_state=0).fit(X, y)
     weights = dict(es.ensemble_)
     assert min(weights["col0@all"], weights["col1@all"]) > 0.3 and "col3@all" not in weights
     assert abs(sum(weights.values()) - 1) < 1e-9
@@ -166,14 +167,15 @@ def test_library_pruning_selects_among_the_best_share_only():
     top2 = sorted(np.argsort([-roc_auc_score(y, X[:, j]) for j in range(4)])[:2])
     params = dict(n_init=1, n_iterations=30, n_bags=20, bag_fraction=0.5, random_state=0)
     pruned = EnsembleSelection(models=toy, prune=0.5, **params).fit(X, y)
-    alone = EnsembleSelection(models=[toy[j] for j in top2], **params).fit(X, y)
+    alone = EnsembleSelection(models=[toy[j] for j in top2], prune=1.0, **params).fit(X, y)
     assert {name for name, _ in pruned.ensemble_} <= {f"col{j}@all" for j in top2}
     assert dict(pruned.ensemble_).keys() == dict(alone.ensemble_).keys()
     assert dict(pruned.ensemble_) == pytest.approx(dict(alone.ensemble_), abs=1e-12)
-    # 0.3 of 4 models rounds up to 2; prune=1 is the unpruned selection
+    # 0.3 of 4 models rounds up to 2
     assert EnsembleSelection(models=toy, prune=0.3, **params).fit(X, y).ensemble_ == pruned.ensemble_
-    unpruned = EnsembleSelection(models=toy, **params).fit(X, y)
-    assert EnsembleSelection(models=toy, prune=1.0, **params).fit(X, y).ensemble_ == unpruned.ensemble_
+    unpruned = EnsembleSelection(models=toy, prune=1.0, **params).fit(X, y)
+    assert "col2@all" in dict(unpruned.ensemble_)  # without pruning, bags fall back on the weak model
+    assert EnsembleSelection(models=toy, **params).fit(X, y).ensemble_ == pruned.ensemble_  # default 0.3
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.5, 1.5])

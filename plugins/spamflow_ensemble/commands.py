@@ -88,7 +88,7 @@ def _share(text: str) -> float:
     return value
 
 
-PRUNE = 1.0
+PRUNE = 0.3
 """Default share of the library that enters selection (library pruning; docs/classify.md)."""
 
 

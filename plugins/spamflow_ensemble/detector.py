@@ -61,7 +61,7 @@ class ClassifyParams(DetectorParams):
     iterations: int = Field(100, ge=0)
     bags: int = Field(20, ge=1)
     bag_fraction: float = Field(0.5, gt=0, le=1)
-    prune: float = Field(1.0, gt=0, le=1)
+    prune: float = Field(0.3, gt=0, le=1)
     """Library pruning (Caruana 2006): the share of the models, best out-of-fold AUC first, that
     enter selection (1: all)."""
     tree_bins: int | Literal["auto"] = "auto"

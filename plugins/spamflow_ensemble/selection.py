@@ -171,7 +171,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
 
     def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
                  models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
-                 n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5, prune: float = 1.0,
+                 n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5, prune: float = 0.3,
                  tree_bins: int | str = "auto", compress: int = 0, random_state: int = 0, n_jobs: int = 1,
                  progress: bool | None = False) -> None:
         self.library = library
