@@ -66,7 +66,8 @@ def test_hillclimb_reaches_the_brute_force_best_combination():
 def test_estimator_on_toy_library_weights_the_complementary_models():
     X, y = _toy(2)
     toy = [ModelSpec(f"col{j}", "toy", ColumnScore(j)) for j in range(4)]
-    es = EnsembleSelection(models=toy, n_init=1, n_iterations=30, n_bags=1, random_state=0).fit(X, y)
+    # every model enters selection (prune=1), so it must match the brute force over all four
+    es = EnsembleSelection(models=toy, n_init=1, n_iterations=30, n_bags=1, prune=1.0, random_state=0).fit(X, y)
     weights = dict(es.ensemble_)
     assert min(weights["col0@all"], weights["col1@all"]) > 0.3 and "col3@all" not in weights
     assert abs(sum(weights.values()) - 1) < 1e-9
@@ -155,3 +156,62 @@ def test_tree_families_fit_on_bins_others_on_raw_values():
                 assert on_bins if bins else not on_bins
         p = es.predict_proba(X)[:, 1]
         assert roc_auc_score(y, p) > 0.8
+
+
+def test_library_pruning_selects_among_the_best_share_only():
+    """prune=0.5 on the toy library: only the two models of best out-of-fold AUC (checked with
+    scikit-learn's AUC) enter selection, and the weights are exactly those of selection run on
+    a library holding only those two (same bag draws: the bags are drawn among the pool)."""
+    X, y = _toy(2)
+    toy = [ModelSpec(f"col{j}", "toy", ColumnScore(j)) for j in range(4)]
+    top2 = sorted(np.argsort([-roc_auc_score(y, X[:, j]) for j in range(4)])[:2])
+    params = dict(n_init=1, n_iterations=30, n_bags=20, bag_fraction=0.5, random_state=0)
+    pruned = EnsembleSelection(models=toy, prune=0.5, **params).fit(X, y)
+    alone = EnsembleSelection(models=[toy[j] for j in top2], prune=1.0, **params).fit(X, y)
+    assert {name for name, _ in pruned.ensemble_} <= {f"col{j}@all" for j in top2}
+    assert dict(pruned.ensemble_).keys() == dict(alone.ensemble_).keys()
+    assert dict(pruned.ensemble_) == pytest.approx(dict(alone.ensemble_), abs=1e-12)
+    # 0.3 of 4 models rounds up to 2
+    assert EnsembleSelection(models=toy, prune=0.3, **params).fit(X, y).ensemble_ == pruned.ensemble_
+    unpruned = EnsembleSelection(models=toy, prune=1.0, **params).fit(X, y)
+    assert "col2@all" in dict(unpruned.ensemble_)  # without pruning, bags fall back on the weak model
+    assert EnsembleSelection(models=toy, **params).fit(X, y).ensemble_ == pruned.ensemble_  # default 0.3
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, 1.5])
+def test_prune_outside_zero_one_is_refused(bad):
+    import argparse
+
+    from spamflow_ensemble.commands import _share
+    from spamflow_ensemble.detector import ClassifyParams
+
+    X, y = _toy(2)
+    with pytest.raises(ValueError, match="prune"):
+        EnsembleSelection(models=[ModelSpec("col0", "toy", ColumnScore(0))], prune=bad).fit(X, y)
+    with pytest.raises(ValueError, match="prune"):
+        ClassifyParams(prune=bad)
+    with pytest.raises(argparse.ArgumentTypeError, match="prune"):
+        _share(str(bad))
+    with pytest.raises(argparse.ArgumentTypeError, match="prune"):
+        _share("half")
+    assert _share("0.3") == 0.3
+
+
+def test_fast_library_trees_are_smoothed():
+    """The fast library's forest keeps >= 3 hosts per leaf and weighs each tree's bootstrap to equal
+    class totals; its extra trees keep >= 3 hosts per leaf; its boosting samples half the features."""
+    rng = np.random.default_rng(0)
+    n = 600
+    y = (rng.random(n) < 0.1).astype(int)
+    X = np.column_stack([y + rng.normal(0, 1, n), rng.normal(0, 1, (n, 8))])
+    specs = {s.family: s for s in build_library("fast", X.shape[1], 0)}
+    forest = clone(specs["forest"].estimator).fit(X, y)
+    for tree in forest.estimators_:
+        t = tree.tree_
+        leaves = t.children_left == -1
+        assert t.n_node_samples[leaves].min() >= 3
+        root = t.value[0, 0] * t.weighted_n_node_samples[0]  # class totals at the root (fractions x total)
+        assert root[0] == pytest.approx(root[1], rel=1e-9)  # balanced per bootstrap
+    extra = clone(specs["extratrees"].estimator).fit(X, y)
+    assert min(t.tree_.n_node_samples[t.tree_.children_left == -1].min() for t in extra.estimators_) >= 3
+    assert specs["histboost"].estimator.get_params()["max_features"] == 0.5

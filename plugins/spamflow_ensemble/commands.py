@@ -78,6 +78,21 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _share(text: str) -> float:
+    """``--prune``: a share of the models in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"prune: expected a share of the models in (0, 1], not {text!r}")
+    return value
+
+
+PRUNE = 0.3
+"""Default share of the library that enters selection (library pruning; docs/classify.md)."""
+
+
 def _estimator_args(p: argparse.ArgumentParser) -> None:
     e = p.add_argument_group("ensemble")
     e.add_argument("--library", choices=["fast", "full"], default="fast", help="model library (default fast)")
@@ -86,6 +101,9 @@ def _estimator_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--iterations", type=int, default=100, help="hillclimbing iterations (default 100)")
     e.add_argument("--bags", type=int, default=20, help="bagged selection: bags (default 20)")
     e.add_argument("--bag-fraction", type=float, default=0.5, help="models drawn per bag (default 0.5)")
+    e.add_argument("--prune", type=_share, default=PRUNE,
+                   help=f"library pruning: the share of the models, best out-of-fold AUC first, that enter selection "
+                        f"(1: all; default {PRUNE:g})")
     e.add_argument("--tree-bins", type=_tree_bins, default="auto",
                    help="tree-based models see each feature in at most this many quantile bins; 0: raw values; "
                         "auto: raw values up to 250,000 hosts x features, 32 bins above (default auto)")
@@ -249,8 +267,8 @@ def _estimator(args: argparse.Namespace, progress: bool | None = None) -> Any:
     from spamflow_ensemble.selection import EnsembleSelection
 
     return EnsembleSelection(library=args.library, n_folds=args.folds, n_init=args.init, n_iterations=args.iterations,
-                             n_bags=args.bags, bag_fraction=args.bag_fraction, tree_bins=args.tree_bins,
-                             compress=args.compress,
+                             n_bags=args.bags, bag_fraction=args.bag_fraction, prune=args.prune,
+                             tree_bins=args.tree_bins, compress=args.compress,
                              random_state=args.seed,
                              n_jobs=args.jobs, progress=progress)
 

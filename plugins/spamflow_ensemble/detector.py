@@ -61,6 +61,9 @@ class ClassifyParams(DetectorParams):
     iterations: int = Field(100, ge=0)
     bags: int = Field(20, ge=1)
     bag_fraction: float = Field(0.5, gt=0, le=1)
+    prune: float = Field(0.3, gt=0, le=1)
+    """Library pruning (Caruana 2006): the share of the models, best out-of-fold AUC first, that
+    enter selection (1: all)."""
     tree_bins: int | Literal["auto"] = "auto"
     """Tree-based models see each feature cut into at most this many quantile bins (0: raw values;
     ``auto``: raw values up to 250,000 hosts x features, 32 bins above)."""
@@ -93,7 +96,7 @@ def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = Fal
     p = params if isinstance(params, BaseModel) else ClassifyParams(**params)
     assert isinstance(p, ClassifyParams)
     return EnsembleSelection(library=p.library, n_folds=p.folds, n_init=p.init, n_iterations=p.iterations,
-                             n_bags=p.bags, bag_fraction=p.bag_fraction, tree_bins=p.tree_bins,
+                             n_bags=p.bags, bag_fraction=p.bag_fraction, prune=p.prune, tree_bins=p.tree_bins,
                              compress=p.compress, random_state=p.seed,
                              progress=progress)
 

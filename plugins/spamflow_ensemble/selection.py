@@ -6,12 +6,14 @@ What the paper (section 4) runs in Weka, as a scikit-learn estimator:
    cross-validation: the out-of-fold predictions of its five fold models form its
    hillclimbing column, and the model that scores new hosts is the average of the five
    fold models (Caruana 2006's "cross-validated models": no sixth fit on all data);
-2. *bagged selection*: ``n_bags`` times, draw ``bag_fraction`` of the models; in the bag,
+2. *library pruning* (Caruana 2006): only the ``prune`` share of the models of best
+   out-of-fold AUC enter selection;
+3. *bagged selection*: ``n_bags`` times, draw ``bag_fraction`` of the models; in the bag,
    *sorted initialisation* puts in the ``n_init`` models of best out-of-fold AUC, then
    ``n_iterations`` steps of greedy forward selection *with replacement* add the model
    that maximises the AUC of the averaged predictions; the bag's ensemble is the best
    prefix seen during the climb (counts of each model);
-3. the final weights are the bags' normalised counts, averaged.
+4. the final weights are the bags' normalised counts, averaged.
 
 Folds are stratified; with ``groups`` (a registered domain or IP component per host) a
 group is never split between folds.  The tree-based families (boosted stumps, trees, bagged
@@ -22,6 +24,7 @@ cost-sensitive trees, forests) see each feature cut into ``tree_bins`` quantile 
 from __future__ import annotations
 
 import copy
+import math
 import sys
 import warnings
 from dataclasses import dataclass
@@ -168,7 +171,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
 
     def __init__(self, library: str = "fast", feature_groups: dict[str, list[int]] | None = None,
                  models: list[ModelSpec] | None = None, n_folds: int = 5, n_init: int = 5,
-                 n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5,
+                 n_iterations: int = 100, n_bags: int = 20, bag_fraction: float = 0.5, prune: float = 0.3,
                  tree_bins: int | str = "auto", compress: int = 0, random_state: int = 0, n_jobs: int = 1,
                  progress: bool | None = False) -> None:
         self.library = library
@@ -179,6 +182,7 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.n_iterations = n_iterations
         self.n_bags = n_bags
         self.bag_fraction = bag_fraction
+        self.prune = prune
         self.tree_bins = tree_bins
         self.compress = compress
         self.random_state = random_state
@@ -215,6 +219,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
             raise ValueError(f"ensemble selection needs two classes, got {list(self.classes_)}")
         y01 = y01.astype(np.int64)
         self.n_features_in_ = X.shape[1]
+        if not 0 < self.prune <= 1:  # refused before the fits, not after
+            raise ValueError(f"prune must be a share of the models in (0, 1], not {self.prune}")
         self.tree_bins_ = bins_for(self.tree_bins, *X.shape)  # type: ignore[arg-type]
         self.bin_edges_ = quantile_edges(X, self.tree_bins_) if self.tree_bins_ else None
         folds = make_folds(y01, None if groups is None else np.asarray(groups), self.n_folds, self.random_state)
@@ -262,17 +268,29 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
             self.mimic_, self.mimic_hosts_ = fit_mimic(X, self.scores, self.compress, self.random_state)
         return self
 
-    def _select(self, P: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Bagged selection; the bags are drawn first, then climbed ``n_jobs`` at a time in
-        threads (ranking releases the GIL), so the weights do not depend on ``n_jobs``."""
+    def _pruned(self, P: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The columns that enter selection, in their order: the ``prune`` share (rounded up)
+        of best out-of-fold AUC, ties to the earlier column (Caruana 2006, library pruning:
+        with few positives the climb otherwise follows noise into weak models)."""
         m = P.shape[1]
+        if self.prune == 1:
+            return np.arange(m)
+        keep = max(1, math.ceil(self.prune * m - 1e-9))
+        return np.sort(np.argsort(-auc_columns(y, P), kind="stable")[:keep])
+
+    def _select(self, P: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Bagged selection among the pruned library; the bags are drawn first, then climbed
+        ``n_jobs`` at a time in threads (ranking releases the GIL), so the weights do not depend
+        on ``n_jobs``."""
+        pool = self._pruned(P, y)
+        m = len(pool)
         rng = np.random.default_rng(self.random_state)
         n_bags = max(1, self.n_bags)
-        bags = [np.sort(rng.choice(m, size=max(1, round(self.bag_fraction * m)), replace=False))
-                if n_bags > 1 and self.bag_fraction < 1 else np.arange(m) for _ in range(n_bags)]
+        bags = [pool[np.sort(rng.choice(m, size=max(1, round(self.bag_fraction * m)), replace=False))]
+                if n_bags > 1 and self.bag_fraction < 1 else pool for _ in range(n_bags)]
         climbs = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(hillclimb)(P[:, bag], y, self.n_init, self.n_iterations) for bag in bags)
-        weights = np.zeros(m)
+        weights = np.zeros(P.shape[1])
         for bag, counts in zip(bags, climbs):
             weights[bag] += counts / counts.sum()
         return weights / weights.sum()
