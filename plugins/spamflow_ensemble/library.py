@@ -202,9 +202,34 @@ def hist_boost(learning_rate: float, iterations: int, leaves: int, seed: int,
     an L2 penalty of 1: few spam hosts, so the settings that keep each step small; no early
     stopping (it would hold out part of an already small training fold).  ``feature_share``
     < 1: each split considers that share of the features, drawn at random (as a forest does)."""
-    return HistGradientBoostingClassifier(learning_rate=learning_rate, max_iter=iterations, max_leaf_nodes=leaves,
-                                          min_samples_leaf=40, l2_regularization=1.0, max_features=feature_share,
-                                          early_stopping=False, random_state=seed)
+    return HistBoost(learning_rate=learning_rate, max_iter=iterations, max_leaf_nodes=leaves, min_samples_leaf=40,
+                     l2_regularization=1.0, max_features=feature_share, early_stopping=False, random_state=seed)
+
+
+class HistBoost(HistGradientBoostingClassifier):
+    """Histogram boosting that leaves out the features missing on every training host.
+
+    scikit-learn's binning fails on such a column ("window shape cannot be larger than input
+    array shape"), and a training fold can have one even when the whole table has a value
+    somewhere (a supporter ratio that one host in 42 has); no split could use it anyway."""
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> HistBoost:
+        X = np.asarray(X, dtype=np.float64)
+        self.kept_features_ = np.flatnonzero(~np.isnan(X).all(axis=0))
+        super().fit(X[:, self.kept_features_], y, sample_weight=sample_weight)
+        return self
+
+    def _kept(self, X: Any) -> np.ndarray:
+        return np.asarray(X, dtype=np.float64)[:, self.kept_features_]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        return super().predict_proba(self._kept(X))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        return super().decision_function(self._kept(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        return super().predict(self._kept(X))
 
 
 def discretised_bayes() -> BaseEstimator:

@@ -39,6 +39,7 @@ TRUSTED = frozenset({
     "spamflow_ensemble.selection.Candidate",
     "spamflow_ensemble.selection.EnsembleSelection",
     "spamflow_ensemble.library.BootstrapBoost",
+    "spamflow_ensemble.library.HistBoost",
     "spamflow_ensemble.smoothing.LaplaceTree",
 })
 """Types a spamflow model needs beyond skops' own default-trusted scikit-learn and numpy types."""
