@@ -83,10 +83,18 @@ def job_argv(job_class: type[MRJob], inputs: Sequence[Path | str], *, runner: st
 def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
             args: Sequence[str] = (), runner_args: Sequence[str] = ()) -> Path:
     """Run ``job_class`` over ``inputs`` and write its output lines to ``output``."""
+    return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=False)
+
+
+def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str, args: Sequence[str],
+         runner_args: Sequence[str], lean: bool) -> Path:
+    """``run_job``; ``lean``: the local runner's files deleted as soon as they are read."""
     argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
     job = job_class(args=argv)
     try:
         with job.make_runner() as mr_runner, atomic_path(output) as tmp:
+            if lean:
+                _delete_when_read(mr_runner)
             mr_runner.run()
             with open(tmp, "wb") as fh:
                 for chunk in mr_runner.cat_output():
@@ -109,20 +117,7 @@ def run_job_lean(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *
     sorted file once split between the reduce tasks, their inputs once reduced.  mrjob keeps
     them all to the end, so a job whose steps shuffle X bytes holds ~4X (split, sorted, split
     again, output) per step at once; here at most ~2X.  Other runners: ``run_job``."""
-    if runner != "local":
-        return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
-    argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
-    job = job_class(args=argv)
-    try:
-        with job.make_runner() as mr_runner, atomic_path(output) as tmp:
-            _delete_when_read(mr_runner)
-            mr_runner.run()
-            with open(tmp, "wb") as fh:
-                for chunk in mr_runner.cat_output():
-                    fh.write(chunk)
-    except Exception as exc:
-        raise SpamflowError(f"MapReduce job {job_class.__name__} failed on the {runner!r} runner: {exc}") from exc
-    return output
+    return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=runner == "local")
 
 
 def _delete_when_read(runner: Any) -> None:
