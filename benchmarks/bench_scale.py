@@ -189,7 +189,7 @@ def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdi
             "stages": per_stage}
 
 
-QUILT_TMP_BOUND = 25.0
+QUILT_TMP_BOUND = 35.0
 """docs/quilt.md: the quilt stage's temporary data is at most this many times the run's WARC bytes."""
 
 

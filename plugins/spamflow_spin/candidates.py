@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from spamflow.mr import run_job
+from spamflow.mr import run_job_lean
 from spamflow_spin.mr_candidate_pairs import PAIRS_COUNTED, PREFIX_DROPPED, MRCandidatePairs
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 from spamflow_spin.params import SpinParams
@@ -45,14 +45,14 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
     """Run both jobs over ``lines`` (``doc<TAB>immutable ...``), outputs kept in ``work``."""
     work.mkdir(parents=True, exist_ok=True)
     runner_args = task_args(runner, runner_args)
-    frequencies = run_job(MRImmutableFrequency, [lines], work / "frequencies.tsv", runner=runner,
+    frequencies = run_job_lean(MRImmutableFrequency, [lines], work / "frequencies.tsv", runner=runner,
                           runner_args=runner_args)
     shared = dropped = 0
     with open(frequencies, encoding="utf-8") as fh:
         for line in fh:
             shared += 1
             dropped += int(line.rpartition("\t")[2]) > max_pages
-    out = run_job(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
+    out = run_job_lean(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
                   args=["--threshold", repr(threshold), "--max-pages", str(max_pages),
                         "--min-shared", str(min_shared), "--frequencies", str(frequencies)])
     pairs, prefix_dropped, counted = [], 0, 0

@@ -26,7 +26,7 @@ from typing import Any
 
 from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
-from spamflow.mr import run_job
+from spamflow.mr import run_job_lean
 from spamflow.progress import progress_bar
 from spamflow_spin.candidates import stage_candidates, task_args
 from spamflow_spin.copies import between_group_pairs
@@ -125,7 +125,7 @@ def _verify(to_score: Path, partitions: Path, dictionary: SynonymDictionary, par
     """The join job: (doc_a, doc_b, immutable Jaccard, verifier overlap) of the pairs at or above t."""
     synonyms = work / "synonyms.tsv"
     write_synonyms(dictionary.neighbours, synonyms)
-    out = run_job(MRVerifyPairs, [to_score, partitions], work / "verified.tsv", runner=runner,
+    out = run_job_lean(MRVerifyPairs, [to_score, partitions], work / "verified.tsv", runner=runner,
                   runner_args=task_args(runner, runner_args),
                   args=["--threshold", repr(params.immutable_threshold), "--synonyms", str(synonyms)])
     scored = []
