@@ -31,7 +31,7 @@ from spamflow.crawl.links import content_signature, decode_content, extract_link
 from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
 from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
 from spamflow.crawl.sieve import Sieve
-from spamflow.crawl.steer import Steering, load_steering
+from spamflow.crawl.steer import STEER_COUNTS, Steering, load_steering
 from spamflow.crawl.totals import error_key, totals_so_far
 from spamflow.crawl.urls import normalize, path_query, scheme_authority
 from spamflow.crawl.warc_store import Exchange, WarcStore, repair, warc_now
@@ -247,10 +247,8 @@ class Crawler:
         self.counts["hosts_steer_skipped"] = actions["skip"]
         self.counts["subdomains_admitted"] = actions["new_subdomain"]
         self.counts["subdomains_capped"] = actions["subdomain_capped"]
-        for key in ("urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
-                    "links_steer_not_followed", "urls_steer_low_lane", "pages_steer_low_lane",
-                    "urls_steer_promoted"):
-            self.counts[key] += 0  # present, 0 or not, whenever steering is on
+        for key in STEER_COUNTS:
+            self.counts.setdefault(key, 0)  # present, 0 or not, whenever steering is on
 
     # ------------------------------------------------------------------ DNS, once per host
     def _locate(self, state: VisitState) -> None:

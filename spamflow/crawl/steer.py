@@ -31,6 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from spamflow.domains import registered_domain
 from spamflow.errors import ConfigError
 
+STEER_COUNTS = ("hosts_steered", "hosts_steer_skipped", "subdomains_admitted", "subdomains_capped",
+                "urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
+                "links_steer_not_followed", "urls_steer_low_lane", "pages_steer_low_lane",
+                "urls_steer_promoted")
+"""The counts a steered crawl always reports (0 or not), copied per snapshot into run.json."""
+
 SIGNAL_PATTERN = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
 """A signal: ``stage.output.column``, a column of a per-(snapshot, host) table the stage declares."""
 

@@ -42,13 +42,6 @@ DEMO_CRAWL: dict[str, Any] = {"scope": "any", "host_delay": 0.02, "ip_delay": 0.
                               "max_depth": 10, "max_pages": 5000}
 
 
-STEER_COUNTS = ("hosts_steered", "hosts_steer_skipped", "subdomains_admitted", "subdomains_capped",
-                "urls_steer_over_budget", "urls_steer_skipped", "urls_steer_subdomain_capped",
-                "links_steer_not_followed", "urls_steer_low_lane", "pages_steer_low_lane",
-                "urls_steer_promoted")
-"""The steering counts copied per snapshot into run.json when ``steer`` is set (crawler.py)."""
-
-
 def work_directory(outdir: Path) -> Path:
     """``.crawl-<sig>.work`` next to the stage's ``.crawl-<sig>.tmp-<pid>`` directory."""
     return outdir.parent / (outdir.name.split(".tmp-")[0] + ".work")
@@ -85,6 +78,7 @@ class CrawlStage(Stage):
 
     def run(self, ctx: StageContext) -> StageResult:
         from spamflow.crawl.crawler import crawl
+        from spamflow.crawl.steer import STEER_COUNTS
 
         params = ctx.params
         assert isinstance(params, CrawlParams)
