@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from spamflow.atomic import atomic_path, write_text_atomic
 from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
+from spamflow_ensemble.detector import ClassifyParams
 from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
 from spamflow_ensemble.rankings import DEFAULT_THRESHOLD, RankingLabels, ranking_labels
 from spamflow_ensemble.tables import FeatureTable, add_table_transforms, merge_tables, read_table
@@ -89,21 +90,26 @@ def _share(text: str) -> float:
     return value
 
 
-PRUNE = 0.3
-"""Default share of the library that enters selection (library pruning; docs/classify.md)."""
+def _default(key: str) -> Any:
+    """The classify stage's default for ``key``: one place for the config and these flags."""
+    return ClassifyParams.model_fields[key].default
 
 
 def _estimator_args(p: argparse.ArgumentParser) -> None:
     e = p.add_argument_group("ensemble")
-    e.add_argument("--library", choices=["fast", "full"], default="fast", help="model library (default fast)")
-    e.add_argument("--folds", type=int, default=5, help="embedded cross-validation folds (default 5)")
-    e.add_argument("--init", type=int, default=5, help="sorted initialisation: best N models (default 5)")
-    e.add_argument("--iterations", type=int, default=100, help="hillclimbing iterations (default 100)")
-    e.add_argument("--bags", type=int, default=20, help="bagged selection: bags (default 20)")
-    e.add_argument("--bag-fraction", type=float, default=0.5, help="models drawn per bag (default 0.5)")
-    e.add_argument("--prune", type=_share, default=PRUNE,
+    library, folds, init = _default("library"), _default("folds"), _default("init")
+    iterations, bags, bag_fraction, prune = (_default(key) for key in ("iterations", "bags", "bag_fraction", "prune"))
+    e.add_argument("--library", choices=["fast", "full"], default=library, help=f"model library (default {library})")
+    e.add_argument("--folds", type=int, default=folds, help=f"embedded cross-validation folds (default {folds})")
+    e.add_argument("--init", type=int, default=init, help=f"sorted initialisation: best N models (default {init})")
+    e.add_argument("--iterations", type=int, default=iterations,
+                   help=f"hillclimbing iterations (default {iterations})")
+    e.add_argument("--bags", type=int, default=bags, help=f"bagged selection: bags (default {bags})")
+    e.add_argument("--bag-fraction", type=float, default=bag_fraction,
+                   help=f"models drawn per bag (default {bag_fraction:g})")
+    e.add_argument("--prune", type=_share, default=prune,
                    help=f"library pruning: the share of the models, best out-of-fold AUC first, that enter selection "
-                        f"(1: all; default {PRUNE:g})")
+                        f"(1: all; default {prune:g})")
     e.add_argument("--tree-bins", type=_tree_bins, default="auto",
                    help="tree-based models see each feature in at most this many quantile bins; 0: raw values; "
                         "auto: raw values up to 250,000 hosts x features, 32 bins above (default auto)")
