@@ -11,7 +11,7 @@ Run from the repository root::
 For each size it writes a synthetic web (``scale_web.py``: two snapshots, ``pages / 2`` pages
 each, real-prose text, link farms, quilts, copies, template sites), then runs
 ``spamflow run`` on it with every built-in detector, the classifier and the report,
-``workers: 2``, the given MapReduce runner (``spark``: ``--spark-master local[2]``), every stage
+``workers: 2`` (``--stages-at-once N``: ``stages_at_once: N``, default 1), the given MapReduce runner (``spark``: ``--spark-master local[2]``), every stage
 that has one with ``engine: auto`` (so on Spark every such stage runs its jobs; on ``local``
 only quilt and spin, and spin's verification above 5,000 pages a snapshot).  While the run goes, a sampler reads ``/proc``
 every 0.5 s: the largest resident set of any process of the run, and the bytes under the
@@ -134,11 +134,13 @@ def make_web(pages: int, folder: Path) -> tuple[Path, dict]:
     return web, info
 
 
-def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dict[str, str]) -> str:
+def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dict[str, str],
+                 stages_at_once: int = 1) -> str:
     """scale_web's config with every ``engine`` set to ``auto`` explicitly (the default today),
     so that the run measures what ``auto`` does on ``runner`` whatever a later default becomes;
     ``engines`` overrides it per stage (an execution knob: the outputs stay the same)."""
     config = json.loads(config_text(Web(pages // 2), web, workdir, runner, RUNNER_ARGS[runner]))
+    config["stages_at_once"] = stages_at_once
     config["parse"] = {**config.get("parse", {}), "engine": engines.get("parse", "auto")}
     for name in ENGINE_STAGES:
         if name in config["detectors"]:
@@ -156,10 +158,10 @@ def engine_choice(text: str) -> tuple[str, str]:
 
 
 def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdir: Path,
-            engines: dict[str, str]) -> dict:
+            engines: dict[str, str], stages_at_once: int = 1) -> dict:
     """``spamflow run`` on the web with ``runner``, sampled: the figures ``report`` prints."""
     config = web / f"scale-{runner}.yaml"
-    config.write_text(scale_config(pages, web, workdir, runner, engines))
+    config.write_text(scale_config(pages, web, workdir, runner, engines, stages_at_once))
     tmp = folder / f"tmp-{pages}-{runner}"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")
@@ -241,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="this stage's engine instead of auto, on every runner (repeatable), e.g. links=memory: "
                          "on Spark links runs one job per power-iteration step")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    ap.add_argument("--stages-at-once", type=int, default=1, metavar="N",
+                    help="the config's stages_at_once: independent stages run N at a time (default 1)")
     args = ap.parse_args(argv)
     runners = ["local", "spark"] if args.compare_runners else [args.runner]
     same = True
@@ -254,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             webs.append(web)
             for runner in runners:
                 results[runner].append(run_web(pages, web, info, folder, runner, web / f"run-{runner}",
-                                               dict(args.engine)))
+                                               dict(args.engine), args.stages_at_once))
                 print(json.dumps(results[runner][-1]), file=sys.stderr)
         for runner in runners:
             report(results[runner])

@@ -40,9 +40,23 @@ examples:
 """
 
 
+def _at_least_one(text: str) -> int:
+    """A count flag: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return value
+
+
 def _add_run_options(p: argparse.ArgumentParser, workdir_help: str) -> None:
     p.add_argument("--workdir", help=workdir_help)
     p.add_argument("--workers", type=int, help="processes per stage (default: the config's workers, 1)")
+    p.add_argument("--stages-at-once", type=_at_least_one, metavar="N",
+                   help="run up to N stages that need nothing from each other at the same time, each in its own "
+                        "process (default: the config's stages_at_once, 1)")
     p.add_argument("--strict", action="store_true", default=None,
                    help="stop at the first bad record instead of counting it in run.json")
     p.add_argument("--scheduler-host", help="central luigid host (default: the config's, else a local scheduler)")

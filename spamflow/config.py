@@ -124,6 +124,8 @@ class ConfigModel(_Section):
     mapreduce: MapReduceSection = MapReduceSection()
     scheduler: SchedulerSection = SchedulerSection()
     workers: int = Field(1, ge=1)
+    stages_at_once: int = Field(1, ge=1)
+    """Independent stages run at once, each in its own process (docs/config.md)."""
     strict: bool = False
     parse: ParseSection = ParseSection()
     report: ReportSettings = ReportSettings()

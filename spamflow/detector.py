@@ -141,6 +141,9 @@ class RunSettings:
     progress: bool | None = None
     """Progress bars: True always, False never, None when stderr is a terminal
     (:func:`spamflow.progress.progress_bar` applies it)."""
+    stages_at_once: int = 1
+    """Stages that need nothing from each other run this many at a time, each in its own
+    process (Luigi's workers); ``workers`` stays the processes inside one stage."""
 
     @property
     def on_cluster(self) -> bool:

@@ -42,12 +42,13 @@ class DagRunner(Protocol):
 
 
 def run_settings(model: ConfigModel, *, workers: int | None = None, strict: bool | None = None,
-                 progress: bool | None = None) -> RunSettings:
+                 progress: bool | None = None, stages_at_once: int | None = None) -> RunSettings:
     """The one place execution settings are made: the config's values, a flag given on the
-    command line (``--workers``, ``--strict``, ``--progress``) over its config value."""
+    command line (``--workers``, ``--strict``, ``--progress``, ``--stages-at-once``) over its
+    config value."""
     return RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
                        workers=workers or model.workers, strict=model.strict if strict is None else strict,
-                       progress=progress)
+                       progress=progress, stages_at_once=stages_at_once or model.stages_at_once)
 
 
 class NoDagRunner:
@@ -71,7 +72,8 @@ class StageRunner:
 
     def settings(self, config: Config) -> RunSettings:
         return run_settings(config.model, workers=getattr(self.args, "workers", None),
-                            strict=getattr(self.args, "strict", None), progress=getattr(self.args, "progress", None))
+                            strict=getattr(self.args, "strict", None), progress=getattr(self.args, "progress", None),
+                            stages_at_once=getattr(self.args, "stages_at_once", None))
 
     def __call__(self, command: str, config: Config, plugins: SpamflowPlugins,
                  targets: set[str]) -> tuple[RunSettings, dict[str, Any] | None]:

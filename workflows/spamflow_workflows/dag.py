@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import luigi
@@ -20,7 +24,7 @@ from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
 from spamflow.runs import RunOutcome, StageRunner
 from spamflow.stage_runner import is_complete
-from spamflow_workflows.stage_task import FAILURES, StageTask, settings_to_json
+from spamflow_workflows.stage_task import FAILURES, FAILURES_DIR, StageTask, collect_failures, settings_to_json
 
 __all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "run_pipeline"]
 
@@ -39,6 +43,20 @@ def final_tasks(plan: dict[str, PlannedStage], workdir: str | Path, settings: Ru
             for name, stage in plan.items() if name not in needed]
 
 
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """``name=value`` in this process's environment (and its children's) for the block."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
 def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings, *,
                  scheduler_host: str | None = None, scheduler_port: int = 8082,
                  targets: set[str] | None = None) -> RunOutcome:
@@ -50,13 +68,17 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     plan = plan_run(config, plugins)
     started = time.time()
     before = {name for name, stage in plan.items() if is_complete(stage)}
-    build_args: dict[str, object] = {"workers": 1, "detailed_summary": True, "log_level": "WARNING"}
+    build_args: dict[str, object] = {"workers": settings.stages_at_once, "detailed_summary": True,
+                                     "log_level": "WARNING"}
     if scheduler_host:
         build_args.update(scheduler_host=scheduler_host, scheduler_port=scheduler_port)
     else:
         build_args["local_scheduler"] = True
     FAILURES.clear()
-    result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets), **build_args)
+    with tempfile.TemporaryDirectory(prefix="spamflow-failures-") as failures, \
+            _environment(FAILURES_DIR, failures):
+        result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets), **build_args)
+        collect_failures(Path(failures))
     wanted = [stage for name, stage in plan.items() if targets is None or name in targets]
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
         and all(is_complete(stage) for stage in wanted)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 from functools import cached_property
 from pathlib import Path
 
@@ -24,6 +25,24 @@ from spamflow.storage import is_url, join
 
 FAILURES: dict[str, str] = {}
 """Stage name -> error message of the stages that failed in this process's last build."""
+
+FAILURES_DIR = "SPAMFLOW_FAILURES_DIR"
+"""Environment variable naming a folder where a failing stage also leaves its message (one
+``<stage>.txt``): with ``stages_at_once`` > 1 Luigi runs each stage in a child process,
+whose ``FAILURES`` the build's process never sees."""
+
+
+def record_failure(stage: str, message: str) -> None:
+    FAILURES[stage] = message
+    folder = os.environ.get(FAILURES_DIR)
+    if folder:
+        (Path(folder) / f"{stage}.txt").write_text(message, encoding="utf-8")
+
+
+def collect_failures(folder: Path) -> None:
+    """Add the messages child processes left in ``folder`` to ``FAILURES``."""
+    for path in sorted(folder.glob("*.txt")):
+        FAILURES.setdefault(path.stem, path.read_text(encoding="utf-8"))
 
 
 class _NoTracebackForInputErrors(logging.Filter):
@@ -88,7 +107,7 @@ class StageTask(luigi.Task):
 
     def on_failure(self, exception: BaseException) -> str:
         message = str(exception) if isinstance(exception, SpamflowError) else f"{type(exception).__name__}: {exception}"
-        FAILURES[self.stage] = message
+        record_failure(self.stage, message)
         return message
 
     def run(self) -> None:
