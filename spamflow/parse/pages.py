@@ -20,7 +20,7 @@ from spamflow.parse.charset import Decoded, decode_html
 from spamflow.parse.html_text import Link, extract_spaced
 from spamflow.parse.payload_digest import normalize_digest
 from spamflow.parse.warc_records import WarcRecord, warc_date
-from spamflow.words import html_noise
+from spamflow.words import html_noise_utf8
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -99,14 +99,15 @@ class ParsedPage:
     the form that is cheapest to turn into Arrow columns (:class:`PageBatch`).  ``page()``
     gives the :class:`Page`."""
 
-    columns: dict[str, object]  # the scalar columns of PAGE_SCHEMA (not words, not links), by name
+    columns: dict[str, object]  # the scalar columns of PAGE_SCHEMA (not words, not links), by name; noise in UTF-8
     word_text: bytes  # the words in UTF-8, separated by runs of spaces (``spamflow.words.word_text``)
     links: list[Link]
     decode_errors: int = 0
     charset_source: str = ""
 
     def page(self) -> Page:
-        return Page(**self.columns, words=self.word_text.decode("utf-8").split(),  # type: ignore[arg-type]
+        columns = {**self.columns, "noise": self.columns["noise"].decode("utf-8", "surrogatepass")}  # type: ignore[attr-defined]
+        return Page(**columns, words=self.word_text.decode("utf-8").split(),  # type: ignore[arg-type]
                     links=[{"url": link.url, "anchor": link.anchor, "nofollow": link.nofollow} for link in self.links],
                     decode_errors=self.decode_errors, charset_source=self.charset_source)
 
@@ -254,7 +255,7 @@ def parse_record(rec: WarcRecord, snapshot: str) -> ParsedPage:
         "content_type": content_type,
         "charset": decoded.charset,
         "title": text.title,
-        "noise": html_noise(decoded.text, utf8),
+        "noise": html_noise_utf8(decoded.text, utf8),  # UTF-8: Arrow takes it as it is
         "html_bytes": len(rec.payload),
         "truncated": rec.capped or rec.cut_short,
         "warc_file": rec.file,
