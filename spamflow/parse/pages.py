@@ -158,11 +158,8 @@ class PageBatch:
         for field in PAGE_SCHEMA:
             if field.name == "words":
                 arrays.append(self._words())
-            elif field.name == "links":
-                urls, anchors, nofollow = zip(*self.links) if self.links else ((), (), ())
-                structs = pa.StructArray.from_arrays(
-                    [pa.array(urls, pa.string()), pa.array(anchors, pa.string()), pa.array(nofollow, pa.bool_())],
-                    fields=list(field.type.value_type))
+            elif field.name == "links":  # (url, anchor, nofollow) tuples convert to the structs in one call
+                structs = pa.array(self.links, field.type.value_type)
                 arrays.append(pa.ListArray.from_arrays(pa.array(self.link_offsets, pa.int32()), structs))
             else:
                 arrays.append(pa.array(self.columns[field.name], field.type))
@@ -180,16 +177,23 @@ class PageBatch:
 
 
 def split_spaced(texts: list[bytes]) -> pa.ListArray:
-    """Each UTF-8 text split at its runs of spaces, as ``bytes.split`` would: an Arrow list of
-    strings per text, with no empty strings (Arrow's split keeps one for a leading or a
-    trailing run, and for an empty text)."""
-    split = pc.ascii_split_whitespace(pa.array(texts, pa.string()))
-    values = split.flatten()
-    kept = pc.not_equal(pc.binary_length(values), 0)
-    per_text = np.bincount(pc.list_parent_indices(split).filter(kept).to_numpy(), minlength=len(texts))
-    offsets = np.zeros(len(texts) + 1, np.int32)
-    np.cumsum(per_text, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), values.filter(kept))
+    """Each UTF-8 text split at its runs of spaces, as ``bytes.split()`` splits it: an Arrow
+    list of strings per text, with no empty string.  Arrow's split gives an empty string
+    for a leading or trailing run and for an empty text, so the texts are stripped first
+    and the single empty string of each empty text is dropped."""
+    stripped = [text.strip(b" ") for text in texts]
+    split = pc.ascii_split_whitespace(pa.array(stripped, pa.string()))
+    empty = [i for i, text in enumerate(stripped) if not text]
+    if not empty:
+        return split
+    offsets = split.offsets.to_numpy()
+    keep = np.ones(offsets[-1], bool)
+    keep[offsets[empty]] = False
+    per_text = np.diff(offsets)
+    per_text[empty] = 0
+    new_offsets = np.zeros(len(texts) + 1, np.int32)
+    np.cumsum(per_text, out=new_offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(new_offsets), split.values.filter(pa.array(keep)))
 
 
 def doc_id_of(record_id: str) -> int:
