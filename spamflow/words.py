@@ -86,7 +86,8 @@ def _word_characters(points: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
     return keep
 
 
-_ASCII_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
+_NOT_ASCII_ALNUM = np.array([not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) for c in range(256)])
+"""Bytes that HTML noise keeps before looking at non-ASCII characters: all but ``[A-Za-z0-9]``."""
 
 
 def html_noise(html: str, utf8: bytes | None = None) -> str:
@@ -114,21 +115,21 @@ def html_noise_utf8(html: str, utf8: bytes | None = None) -> bytes:
     """:func:`html_noise` in UTF-8 (surrogates as ``surrogatepass`` writes them).  The parse
     stage stores it so: Arrow takes UTF-8, and decoding the noise only for Arrow to encode
     it again cost ~0.04 ms a page."""
-    if utf8 is None and html.isascii():
-        return html.encode("ascii").translate(None, _ASCII_ALNUM)
-    # ASCII letters and digits first, as bytes (UTF-8 sequences have no byte below 0x80);
-    # then the non-ASCII ones by a lookup over their code points (a regular expression would
-    # take 8x longer on real pages), decoding only the non-ASCII characters.
     if utf8 is None:
         utf8 = html.encode("utf-8", "surrogatepass")
-    rest = utf8.translate(None, _ASCII_ALNUM)
-    if rest.isascii():
-        return rest
-    kept = np.frombuffer(rest, np.uint8)
-    high, word = _non_ascii_characters(kept)
-    keep = np.ones(len(kept), bool)
+    # ASCII letters and digits first, as bytes (UTF-8 sequences have no byte below 0x80):
+    # a mask and numpy's compress, ~10 % faster than ``bytes.translate`` deleting them
+    # (whose branch per byte is mispredicted on text);
+    # then the non-ASCII ones by a lookup over their code points (a regular expression would
+    # take 8x longer on real pages), decoding only the non-ASCII characters.
+    data = np.frombuffer(utf8, np.uint8)
+    rest = np.compress(_NOT_ASCII_ALNUM.take(data), data)
+    high, word = _non_ascii_characters(rest)
+    if not word.any():
+        return rest.tobytes()
+    keep = np.ones(len(rest), bool)
     keep[high[word]] = False
-    return kept[keep].tobytes()
+    return rest[keep].tobytes()
 
 
 def _letter_or_digit(char: str) -> bool:
