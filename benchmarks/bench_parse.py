@@ -297,6 +297,19 @@ def baseline_tree(rev: str, into: Path) -> Path:
     return into
 
 
+def same_table(before: Path, after: Path) -> str:
+    """Whether two page tables hold the same rows, column by column, in the same order."""
+    import pyarrow.parquet as pq
+
+    old, new = pq.read_table(before), pq.read_table(after)
+    if not old.schema.equals(new.schema):
+        return f"DIFFERENT schema from the baseline's:\n{old.schema}\n--\n{new.schema}"
+    differ = [name for name in old.column_names if not old.column(name).equals(new.column(name))]
+    if differ:
+        return f"DIFFERENT from the baseline's in {', '.join(differ)}"
+    return f"identical to the baseline's ({new.num_rows} rows, every one of {new.num_columns} columns)"
+
+
 def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float], Counter[str], int]:
     """The stage's steps timed one after the other over all records of ``warc``, caches cold."""
     import pyarrow.parquet as pq
@@ -746,6 +759,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  baseline / bare loop = {n / best_base['seconds'] / bare_pages_s:.2f} (best runs, wall), "
                   f"{base_paired:.2f} (median of the paired runs, wall), {base_cpu:.2f} (best runs, CPU time)")
             print(f"  CPU time now / baseline = {min(r['cpu_seconds'] for r in runs_n) / min(r['cpu_seconds'] for r in base_runs):.2f} (best runs)")
+            print(f"  page table: {same_table(tmpdir / 'baseline.parquet', tmpdir / 'N.parquet')}")
         ratio = runs["4N"]["peak_rss"] / runs["N"]["peak_rss"]
         growth = runs["4N"]["peak_rss"] - runs["N"]["peak_rss"]
         print(f"  peak RSS 4N / N = {ratio:.2f}; growth {fmt_mb(growth)} for {3 * n} more pages "
