@@ -19,7 +19,7 @@ from spamflow.domains import host_of, registered_domain
 from spamflow.parse.charset import Decoded, decode_html
 from spamflow.parse.html_text import Link, extract_spaced
 from spamflow.parse.payload_digest import normalize_digest
-from spamflow.parse.warc_records import WarcRecord, warc_date
+from spamflow.parse.warc_records import WarcRecord
 from spamflow.words import html_noise_utf8
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -254,7 +254,7 @@ def parse_record(rec: WarcRecord, snapshot: str) -> ParsedPage:
         "domain": registered_domain(host),
         "ip": rec.header("WARC-IP-Address") or None,
         "snapshot": snapshot,
-        "fetch_time": warc_date(rec.header("WARC-Date")),
+        "fetch_time": rec.date().value,
         "status": int(status_line) if status_line and str(status_line).isdigit() else None,
         "content_type": content_type,
         "charset": decoded.charset,

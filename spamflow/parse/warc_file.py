@@ -14,7 +14,6 @@ from spamflow.errors import BadInputError
 from spamflow.parse.content_encoding import decodable
 from spamflow.parse.pages import PAGE_SCHEMA, PARQUET_OPTIONS, PageBatch, is_html_response, media_type, parse_record
 from spamflow.parse.revisits import Revisit, revisit_of
-from spamflow.parse.warc_dates import parse_warc_date
 from spamflow.parse.warc_records import BadRecord, WarcRecord, iter_records
 
 BATCH_ROWS = 512
@@ -107,7 +106,7 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
 def _note_date(item: WarcRecord, counts: Counter[str], problem: Callable[[str, int, str, str], None]) -> None:
     """Count a repaired WARC-Date (``dates_repaired_<rule>``); report one that cannot be read."""
     raw = item.header("WARC-Date")
-    parsed = parse_warc_date(raw)
+    parsed = item.date()
     if parsed.repair:
         counts[f"dates_repaired_{parsed.repair.replace('-', '_')}"] += 1
     elif parsed.value is None and raw and raw.strip():

@@ -29,7 +29,7 @@ from spamflow.parse import content_encoding
 from spamflow.parse.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
 from spamflow.parse.fast_records import fast_records
 from spamflow.parse.gzip_stream import decompressed_copy, is_one_stream
-from spamflow.parse.warc_dates import parse_warc_date
+from spamflow.parse.warc_dates import WarcDate, parse_warc_date
 from spamflow.parse.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
 
 content_encoding.install()  # brotli and zstd bodies are decoded like gzip ones
@@ -64,6 +64,7 @@ class WarcRecord:
     length_problem: str | None = None  # Content-Length does not match where the record ends: why
     _headers: dict[str, str] | None = field(default=None, repr=False, compare=False)
     _http_headers: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    _date: WarcDate | None = field(default=None, repr=False, compare=False)
 
     @property
     def rec_type(self) -> str:
@@ -74,6 +75,12 @@ class WarcRecord:
         if self._headers is None:
             self._headers = _by_lower_name(self.record.rec_headers.headers)
         return self._headers.get(name.lower())
+
+    def date(self) -> WarcDate:
+        """The record's ``WARC-Date``, parsed once (the stage checks it and stores it)."""
+        if self._date is None:
+            self._date = parse_warc_date(self.header("WARC-Date"))
+        return self._date
 
     def http_header(self, name: str) -> str | None:
         """The first HTTP header named ``name`` (any case); None without HTTP headers."""
