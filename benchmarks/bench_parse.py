@@ -56,6 +56,7 @@ REPO = Path(__file__).resolve().parent.parent
 BASELINE_SRC = "BENCH_PARSE_SRC"  # environment: a baseline's source tree, which a --baseline child imports instead
 sys.path.insert(0, os.environ.get(BASELINE_SRC) or str(REPO))
 
+from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
@@ -224,29 +225,30 @@ def child_parse(warc: str, out: str) -> None:
                       "counts": dict(result.counts), "bad": len(result.bad_records)}))
 
 
+def bare_page(body: bytes, url: str) -> tuple[str, list[str], list[Link]]:
+    """The bare loop's work on one page: title, words and links as ``extract`` gives them,
+    from the payload bytes as they are."""
+    tree = LexborHTMLParser(body)
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text(deep=True).split()) if title_node else ""
+    links = []
+    for a in tree.css("a[href]"):
+        attrs = a.attributes
+        target = absolute_url(attrs.get("href") or "", url)
+        if target is not None:
+            links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()),
+                              "nofollow" in (attrs.get("rel") or "").lower().split()))
+    tree.strip_tags(INVISIBLE_TAGS)
+    root = tree.body or tree.root
+    return title, words(root.text(deep=True, separator=" ") if root is not None else ""), links
+
+
 def child_bare(warc: str) -> None:
     """The subprocess: the bare loop the stage is measured against, no framework around it:
     the fastest WARC reader (FastWARC, else warcio's ArchiveIterator) and selectolax giving
     the same title, words and links as ``extract`` (spamflow's ``words`` and
     ``absolute_url``), with the payload bytes handed to Lexbor as they are (no charset
     decision, no HTML noise, no bad-record checks, no Arrow or Parquet)."""
-    from selectolax.lexbor import LexborHTMLParser
-
-    def page(body: bytes, url: str) -> tuple[str, list[str], list[Link]]:
-        tree = LexborHTMLParser(body)
-        title_node = tree.css_first("title")
-        title = " ".join(title_node.text(deep=True).split()) if title_node else ""
-        links = []
-        for a in tree.css("a[href]"):
-            attrs = a.attributes
-            target = absolute_url(attrs.get("href") or "", url)
-            if target is not None:
-                links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()),
-                                  "nofollow" in (attrs.get("rel") or "").lower().split()))
-        tree.strip_tags(INVISIBLE_TAGS)
-        root = tree.body or tree.root
-        return title, words(root.text(deep=True, separator=" ") if root is not None else ""), links
-
     try:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
     except ImportError:
@@ -257,7 +259,7 @@ def child_bare(warc: str) -> None:
         reader = "FastWARC"
         with open(warc, "rb") as fh:
             for rec in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
-                page(rec.reader.read(), rec.headers.get("WARC-Target-URI") or "")
+                bare_page(rec.reader.read(), rec.headers.get("WARC-Target-URI") or "")
                 pages += 1
     else:
         from warcio.archiveiterator import ArchiveIterator as WarcioIterator
@@ -266,7 +268,7 @@ def child_bare(warc: str) -> None:
         with open(warc, "rb") as fh:
             for rec in WarcioIterator(fh):
                 if rec.rec_type == "response":
-                    page(rec.content_stream().read(), rec.rec_headers.get_header("WARC-Target-URI") or "")
+                    bare_page(rec.content_stream().read(), rec.rec_headers.get_header("WARC-Target-URI") or "")
                     pages += 1
     print(json.dumps({"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - cpu0, "pages": pages,
                       "reader": reader}))
