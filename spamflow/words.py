@@ -98,7 +98,8 @@ def html_noise(html: str, utf8: bytes | None = None) -> str:
     marks that belong to them (the letters of a word, as in :func:`words`); non-ASCII
     whitespace and punctuation (no-break spaces, typographic quotes, dashes, ``»``) stay,
     as the paper keeps all non-alphanumeric characters.  ASCII letters and digits go with
-    one ``bytes.translate``; a table over the code points removes the non-ASCII ones.
+    one byte mask; a table over the code points of the non-ASCII characters left removes
+    the non-ASCII ones.
 
     >>> html_noise('<p class="x">Hi 2 you, Zoë</p>\\n')
     '< ="">  , </>\\n'
