@@ -53,8 +53,10 @@ from importlib import metadata
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+BASELINE_SRC = "BENCH_PARSE_SRC"  # environment: a baseline's source tree, which a --baseline child imports instead
+sys.path.insert(0, os.environ.get(BASELINE_SRC) or str(REPO))
 
+from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
@@ -223,29 +225,30 @@ def child_parse(warc: str, out: str) -> None:
                       "counts": dict(result.counts), "bad": len(result.bad_records)}))
 
 
+def bare_page(body: bytes, url: str) -> tuple[str, list[str], list[Link]]:
+    """The bare loop's work on one page: title, words and links as ``extract`` gives them,
+    from the payload bytes as they are."""
+    tree = LexborHTMLParser(body)
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text(deep=True).split()) if title_node else ""
+    links = []
+    for a in tree.css("a[href]"):
+        attrs = a.attributes
+        target = absolute_url(attrs.get("href") or "", url)
+        if target is not None:
+            links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()),
+                              "nofollow" in (attrs.get("rel") or "").lower().split()))
+    tree.strip_tags(INVISIBLE_TAGS)
+    root = tree.body or tree.root
+    return title, words(root.text(deep=True, separator=" ") if root is not None else ""), links
+
+
 def child_bare(warc: str) -> None:
     """The subprocess: the bare loop the stage is measured against, no framework around it:
     the fastest WARC reader (FastWARC, else warcio's ArchiveIterator) and selectolax giving
     the same title, words and links as ``extract`` (spamflow's ``words`` and
     ``absolute_url``), with the payload bytes handed to Lexbor as they are (no charset
     decision, no HTML noise, no bad-record checks, no Arrow or Parquet)."""
-    from selectolax.lexbor import LexborHTMLParser
-
-    def page(body: bytes, url: str) -> tuple[str, list[str], list[Link]]:
-        tree = LexborHTMLParser(body)
-        title_node = tree.css_first("title")
-        title = " ".join(title_node.text(deep=True).split()) if title_node else ""
-        links = []
-        for a in tree.css("a[href]"):
-            attrs = a.attributes
-            target = absolute_url(attrs.get("href") or "", url)
-            if target is not None:
-                links.append(Link(target, " ".join(a.text(deep=True, separator=" ").split()),
-                                  "nofollow" in (attrs.get("rel") or "").lower().split()))
-        tree.strip_tags(INVISIBLE_TAGS)
-        root = tree.body or tree.root
-        return title, words(root.text(deep=True, separator=" ") if root is not None else ""), links
-
     try:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
     except ImportError:
@@ -256,7 +259,7 @@ def child_bare(warc: str) -> None:
         reader = "FastWARC"
         with open(warc, "rb") as fh:
             for rec in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
-                page(rec.reader.read(), rec.headers.get("WARC-Target-URI") or "")
+                bare_page(rec.reader.read(), rec.headers.get("WARC-Target-URI") or "")
                 pages += 1
     else:
         from warcio.archiveiterator import ArchiveIterator as WarcioIterator
@@ -265,16 +268,18 @@ def child_bare(warc: str) -> None:
         with open(warc, "rb") as fh:
             for rec in WarcioIterator(fh):
                 if rec.rec_type == "response":
-                    page(rec.content_stream().read(), rec.rec_headers.get_header("WARC-Target-URI") or "")
+                    bare_page(rec.content_stream().read(), rec.rec_headers.get_header("WARC-Target-URI") or "")
                     pages += 1
     print(json.dumps({"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - cpu0, "pages": pages,
                       "reader": reader}))
 
 
-def run_child(warc: Path, out: Path | None) -> dict:
-    """``child_parse`` (``child_bare`` when ``out`` is None) in a fresh process."""
+def run_child(warc: Path, out: Path | None, src: Path | None = None) -> dict:
+    """``child_parse`` (``child_bare`` when ``out`` is None) in a fresh process; ``src``: the
+    source tree whose spamflow it imports (a ``--baseline`` commit's), else this one."""
     mode = ["--child-parse", str(warc), str(out)] if out is not None else ["--child-bare", str(warc)]
-    proc = subprocess.run([sys.executable, __file__, *mode], capture_output=True, text=True, check=False)
+    env = {**os.environ, BASELINE_SRC: str(src)} if src is not None else None
+    proc = subprocess.run([sys.executable, __file__, *mode], capture_output=True, text=True, check=False, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"child parse failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -284,16 +289,46 @@ def run_child(warc: Path, out: Path | None) -> dict:
 # time split of one pass, in this process
 
 
+def baseline_tree(rev: str, into: Path) -> Path:
+    """The ``spamflow`` package of commit ``rev``, extracted under ``into``."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "spamflow"], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {rev}: git archive failed: {archive.stderr.decode(errors='replace').strip()}")
+    into.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def same_table(before: Path, after: Path) -> str:
+    """Whether two page tables hold the same rows, column by column, in the same order."""
+    import pyarrow.parquet as pq
+
+    old, new = pq.read_table(before), pq.read_table(after)
+    if not old.schema.equals(new.schema):
+        return f"DIFFERENT schema from the baseline's:\n{old.schema}\n--\n{new.schema}"
+    differ = [name for name in old.column_names if not old.column(name).equals(new.column(name))]
+    if differ:
+        return f"DIFFERENT from the baseline's in {', '.join(differ)}"
+    return f"identical to the baseline's ({new.num_rows} rows, every one of {new.num_columns} columns)"
+
+
 def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float], Counter[str], int]:
     """The stage's steps timed one after the other over all records of ``warc``, caches cold."""
     import pyarrow.parquet as pq
 
     import spamflow.parse.pages as pages_mod
     from spamflow.parse.charset import decode_html
-    from spamflow.parse.html_text import LexborHTMLParser
-    from spamflow.parse.pages import PAGE_SCHEMA, PageBatch, _utf8_bytes, is_html_response, page_from_record
+    from spamflow.parse.html_text import LexborHTMLParser, extract_spaced
+    from spamflow.parse.pages import (
+        PAGE_SCHEMA,
+        PARQUET_OPTIONS,
+        PageBatch,
+        _utf8_bytes,
+        is_html_response,
+        parse_record,
+    )
     from spamflow.parse.warc_records import iter_records
-    from spamflow.words import html_noise
+    from spamflow.words import html_noise_utf8
 
     split: dict[str, float] = {}
     clock = time.perf_counter
@@ -313,28 +348,28 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
     clear_caches()
     inputs = [d.text if (b := _utf8_bytes(it.payload, d)) is None else b for it, d in zip(items, decoded)]
     t = clock()
-    extracted = [extract(h, u) for h, u in zip(inputs, urls)]
-    split["HTML extract (Lexbor, links, words)"] = clock() - t
+    extracted = [extract_spaced(h, u) for h, u in zip(inputs, urls)]
+    split["HTML extract (Lexbor, links, word text)"] = clock() - t
 
     t = clock()
-    noise = [html_noise(d.text, _utf8_bytes(it.payload, d)) for it, d in zip(items, decoded)]
+    noise = [html_noise_utf8(d.text, _utf8_bytes(it.payload, d)) for it, d in zip(items, decoded)]
     split["HTML noise"] = clock() - t
 
-    # the rest of page_from_record: the three steps above replaced by their results
+    # the rest of parse_record: the three steps above replaced by their results
     by_payload = {id(it.payload): d for it, d in zip(items, decoded)}
     by_input = {id(h): x for h, x in zip(inputs, extracted)}
     by_text = {id(d.text): z for d, z in zip(decoded, noise)}
-    saved = pages_mod.decode_html, pages_mod.extract, pages_mod.html_noise
+    saved = pages_mod.decode_html, pages_mod.extract_spaced, pages_mod.html_noise_utf8
     pages_mod.decode_html = lambda body, content_type=None: by_payload[id(body)]
-    pages_mod.extract = lambda html, url: by_input[id(html)]
-    pages_mod.html_noise = lambda html, utf8=None: by_text[id(html)]
+    pages_mod.extract_spaced = lambda html, url: by_input[id(html)]
+    pages_mod.html_noise_utf8 = lambda html, utf8=None: by_text[id(html)]
     try:
         clear_caches()
         t = clock()
-        rows = [page_from_record(it, "bench") for it in items]
+        rows = [parse_record(it, "bench") for it in items]
         split["rest of the row (ids, host, domain, date)"] = clock() - t
     finally:
-        pages_mod.decode_html, pages_mod.extract, pages_mod.html_noise = saved
+        pages_mod.decode_html, pages_mod.extract_spaced, pages_mod.html_noise_utf8 = saved
 
     t = clock()
     tables = []
@@ -345,7 +380,7 @@ def time_split(warc: Path, out: Path) -> tuple[dict[str, float], dict[str, float
         tables.append(batch.to_table())
     split["Arrow columns (PageBatch)"] = clock() - t
     t = clock()
-    with pq.ParquetWriter(str(out), PAGE_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(str(out), PAGE_SCHEMA, **PARQUET_OPTIONS) as writer:
         for table in tables:
             writer.write_table(table)
     split["Parquet write (zstd)"] = clock() - t
@@ -631,6 +666,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(default 3; 2 with --quick); the machine may be shared, so best-of is the figure")
     parser.add_argument("--synthetic", action="store_true", help="use synthetic pages even if the real corpus exists")
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the first allowed one)")
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="also run the parse of commit REV (its spamflow package) right before each N run, "
+                             "and print its figures beside these: before and after in the same machine state")
     parser.add_argument("--child-parse", nargs=2, metavar=("WARC", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--child-bare", metavar="WARC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -681,11 +719,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n== end to end: parse_warc_file, fresh process on one core (N: best of {repeats} runs) ==")
         runs = {}
         bare: list[dict] = []
+        base_runs: list[dict] = []
+        old_src = baseline_tree(args.baseline, tmpdir / "baseline") if args.baseline else None
         for label, warc, count, nbytes, times in (("N", warc_n, n, bytes_n, repeats), ("4N", warc_4n, 4 * n, bytes_4n, 1)):
             results = []
             for _ in range(times):
-                if label == "N":  # the bare loop right before each N run: both see the same load
+                if label == "N":  # the bare loop (and the baseline) right before each N run: all see the same load
                     bare.append(run_child(warc, None))
+                    if old_src is not None:
+                        base_runs.append(run_child(warc, tmpdir / "baseline.parquet", old_src))
                 res = run_child(warc, tmpdir / f"{label}.parquet")
                 pages_done = res["counts"].get("pages", 0)
                 if pages_done != count:
@@ -710,6 +752,16 @@ def main(argv: list[str] | None = None) -> int:
         cpu_ratio = min(b["cpu_seconds"] for b in bare) / min(r["cpu_seconds"] for r in runs_n)
         print(f"  spamflow / bare loop = {runs['N']['pages_s'] / bare_pages_s:.2f} (best runs, wall), "
               f"{paired:.2f} (median of the paired runs, wall), {cpu_ratio:.2f} (best runs, CPU time)")
+        if base_runs:
+            best_base = min(base_runs, key=lambda r: r["seconds"])
+            base_paired = statistics.median(b["seconds"] / r["seconds"] for b, r in zip(bare, base_runs))
+            base_cpu = min(b["cpu_seconds"] for b in bare) / min(r["cpu_seconds"] for r in base_runs)
+            print(f"  baseline {args.baseline} (its parse_warc_file, each run right before an N run): "
+                  f"{n / best_base['seconds']:5.0f} pages/s, {n / min(r['cpu_seconds'] for r in base_runs):.0f} per CPU second")
+            print(f"  baseline / bare loop = {n / best_base['seconds'] / bare_pages_s:.2f} (best runs, wall), "
+                  f"{base_paired:.2f} (median of the paired runs, wall), {base_cpu:.2f} (best runs, CPU time)")
+            print(f"  CPU time now / baseline = {min(r['cpu_seconds'] for r in runs_n) / min(r['cpu_seconds'] for r in base_runs):.2f} (best runs)")
+            print(f"  page table: {same_table(tmpdir / 'baseline.parquet', tmpdir / 'N.parquet')}")
         ratio = runs["4N"]["peak_rss"] / runs["N"]["peak_rss"]
         growth = runs["4N"]["peak_rss"] - runs["N"]["peak_rss"]
         print(f"  peak RSS 4N / N = {ratio:.2f}; growth {fmt_mb(growth)} for {3 * n} more pages "

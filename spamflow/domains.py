@@ -10,6 +10,7 @@ with the ``publicsuffixlist`` package.
 from __future__ import annotations
 
 import functools
+import re
 from urllib.parse import urlsplit
 
 from publicsuffixlist import PublicSuffixList
@@ -17,8 +18,16 @@ from publicsuffixlist import PublicSuffixList
 _PSL = PublicSuffixList()  # bundled list: no network access
 
 
+_PLAIN_HOST = re.compile(r"https?://([A-Za-z0-9.\-]+)(?:[/?#]|\Z)")
+"""An http(s) URL whose host has only letters, digits, dots and hyphens (no user, port or
+IPv6 brackets): its host is what ``urlsplit`` gives, read without it."""
+
+
 def host_of(url: str) -> str:
     """Lower-cased host name of an absolute URL, without port or trailing dot; '' if none."""
+    plain = _PLAIN_HOST.match(url)
+    if plain:
+        return plain[1].lower().rstrip(".")
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:

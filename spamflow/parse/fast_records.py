@@ -31,7 +31,6 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar
 
-from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 
 FastIterator: Any = None  # FastWARC's ArchiveIterator; optional: without it every file goes through warcio
@@ -122,12 +121,13 @@ def _proven(fh: BinaryIO, rebuilt: _Rebuilt, end: int) -> ArcWarcRecord | None:
     raw = rebuilt.raw
     if end - rebuilt.start < 18 + _TRAILER.size:  # room for a gzip header and trailer
         return None
-    fh.seek(end - _TRAILER.size)
-    crc, length = _TRAILER.unpack(fh.read(_TRAILER.size))
+    # pread: no seek, which would drop fh's buffer and read a whole block for 8 bytes
+    crc, length = _TRAILER.unpack(os.pread(fh.fileno(), _TRAILER.size, end - _TRAILER.size))
     if length != len(raw) & 0xFFFF_FFFF or crc != zlib.crc32(raw):
         return None
-    try:  # warcio's record loader, as its ArchiveIterator calls it, on one buffer holding the record
-        record = _LOADER.parse_record_stream(BufferedReader(io.BytesIO(raw), block_size=max(len(raw), 1 << 14)))
+    try:  # warcio's record loader, as its ArchiveIterator calls it, on the record in memory (its
+        # BufferedReader adds nothing over io.BytesIO when the whole record is in one buffer)
+        record = _LOADER.parse_record_stream(io.BytesIO(raw))
     except Exception:  # noqa: BLE001 - warcio's own reading reports it
         return None
     # warcio read the header up to its blank line; if its Content-Length is the block's, what

@@ -14,7 +14,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from spamflow.words import words
+from spamflow.words import word_text
 
 INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "head"]
 """Elements whose text a reader does not see; their text is not part of ``words``."""
@@ -33,6 +33,16 @@ class Link(NamedTuple):
 class HtmlText:
     title: str
     words: list[str]
+    links: list[Link]
+
+
+class SpacedText(NamedTuple):
+    """What :func:`extract` gives, with the words left as one UTF-8 string separated by runs
+    of spaces (``spamflow.words.word_text``): the parse stage has Arrow split them
+    (``spamflow.parse.pages.PageBatch``) rather than making a Python string per word."""
+
+    title: str
+    word_text: bytes
     links: list[Link]
 
 
@@ -137,6 +147,12 @@ def extract(html: str | bytes, url: str) -> HtmlText:
 
     ``html`` is text, or UTF-8 bytes (Lexbor parses bytes as UTF-8; handing it a UTF-8
     page's own bytes saves encoding the decoded text again)."""
+    title, spaced, links = extract_spaced(html, url)
+    return HtmlText(title, spaced.decode("utf-8").split(), links)
+
+
+def extract_spaced(html: str | bytes, url: str) -> SpacedText:
+    """:func:`extract` with the words as one spaced string (:class:`SpacedText`)."""
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = " ".join(title_node.text(deep=True).split()) if title_node else ""
@@ -163,4 +179,4 @@ def extract(html: str | bytes, url: str) -> HtmlText:
     tree.strip_tags(INVISIBLE_TAGS)
     root = tree.body or tree.root
     text = root.text(deep=True, separator=" ") if root is not None else ""
-    return HtmlText(title, words(text), links)
+    return SpacedText(title, word_text(text), links)

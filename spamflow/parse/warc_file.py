@@ -12,9 +12,8 @@ import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError
 from spamflow.parse.content_encoding import decodable
-from spamflow.parse.pages import PAGE_SCHEMA, PARQUET_OPTIONS, PageBatch, is_html_response, media_type, page_from_record
+from spamflow.parse.pages import PAGE_SCHEMA, PARQUET_OPTIONS, PageBatch, is_html_response, media_type, parse_record
 from spamflow.parse.revisits import Revisit, revisit_of
-from spamflow.parse.warc_dates import parse_warc_date
 from spamflow.parse.warc_records import BadRecord, WarcRecord, iter_records
 
 BATCH_ROWS = 512
@@ -85,13 +84,13 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
                 continue
             _note_payload_problems(item, problem, max_bytes)
             try:
-                page = page_from_record(item, snapshot)
+                page = parse_record(item, snapshot)
             except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the file
                 problem(item.file, item.offset, "unparseable", f"{type(exc).__name__}: {exc}")
                 continue
             if page.decode_errors:
                 problem(item.file, item.offset, "decode_errors",
-                        f"{page.decode_errors} undecodable bytes replaced (charset {page.charset})")
+                        f"{page.decode_errors} undecodable bytes replaced (charset {page.columns['charset']})")
             if page.charset_source in ("fallback", "detected"):  # declared nothing, not UTF-8
                 counts[f"charset_{page.charset_source}"] += 1
             batch.append(page)
@@ -107,7 +106,7 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
 def _note_date(item: WarcRecord, counts: Counter[str], problem: Callable[[str, int, str, str], None]) -> None:
     """Count a repaired WARC-Date (``dates_repaired_<rule>``); report one that cannot be read."""
     raw = item.header("WARC-Date")
-    parsed = parse_warc_date(raw)
+    parsed = item.date()
     if parsed.repair:
         counts[f"dates_repaired_{parsed.repair.replace('-', '_')}"] += 1
     elif parsed.value is None and raw and raw.strip():

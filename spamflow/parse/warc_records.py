@@ -18,7 +18,7 @@ import gzip
 import re
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -29,7 +29,7 @@ from spamflow.parse import content_encoding
 from spamflow.parse.arc_records import ArcRecordEnds, arc_record_id, check_arc_header, next_arc_header, starts_like_arc
 from spamflow.parse.fast_records import fast_records
 from spamflow.parse.gzip_stream import decompressed_copy, is_one_stream
-from spamflow.parse.warc_dates import parse_warc_date
+from spamflow.parse.warc_dates import WarcDate, parse_warc_date
 from spamflow.parse.warc_lengths import LengthProblem, QuietArchiveIterator, RecordEnds
 
 content_encoding.install()  # brotli and zstd bodies are decoded like gzip ones
@@ -62,16 +62,32 @@ class WarcRecord:
     capped: bool = False  # the payload was longer than the cap and was cut there
     cut_short: bool = False  # the body read stops before its end: the file ended, or Content-Length is too short
     length_problem: str | None = None  # Content-Length does not match where the record ends: why
+    _headers: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    _http_headers: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    _date: WarcDate | None = field(default=None, repr=False, compare=False)
 
     @property
     def rec_type(self) -> str:
         return self.record.rec_type or ""
 
     def header(self, name: str) -> str | None:
-        return self.record.rec_headers.get_header(name)
+        """The first WARC header named ``name`` (any case), as warcio's ``get_header``."""
+        if self._headers is None:
+            self._headers = _by_lower_name(self.record.rec_headers.headers)
+        return self._headers.get(name.lower())
+
+    def date(self) -> WarcDate:
+        """The record's ``WARC-Date``, parsed once (the stage checks it and stores it)."""
+        if self._date is None:
+            self._date = parse_warc_date(self.header("WARC-Date"))
+        return self._date
 
     def http_header(self, name: str) -> str | None:
-        return self.record.http_headers.get_header(name) if self.record.http_headers else None
+        """The first HTTP header named ``name`` (any case); None without HTTP headers."""
+        if self._http_headers is None:
+            http = self.record.http_headers
+            self._http_headers = _by_lower_name(http.headers) if http else {}
+        return self._http_headers.get(name.lower())
 
     def _read_payload(self, max_bytes: int) -> None:
         stream = self.record.content_stream()
@@ -81,6 +97,15 @@ class WarcRecord:
         while self.capped and stream.read(1 << 16):
             pass
         self.cut_short = getattr(self.record.raw_stream, "limit", 0) > 0  # no limit: no Content-Length
+
+
+def _by_lower_name(headers: list[tuple[str, str]]) -> dict[str, str]:
+    """Headers by lower-cased name, the first of each name kept: what warcio's linear
+    ``get_header`` finds, in one dictionary per record (a page looks up ~15 headers)."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        found.setdefault(name.lower(), value)
+    return found
 
 
 def warc_date(value: str | None) -> datetime | None:
