@@ -107,7 +107,7 @@ class ParsedPage:
 
     def page(self) -> Page:
         columns = {**self.columns, "noise": self.columns["noise"].decode("utf-8", "surrogatepass")}  # type: ignore[attr-defined]
-        return Page(**columns, words=self.word_text.decode("utf-8").split(),  # type: ignore[arg-type]
+        return Page(**columns, words=self.word_text.decode("utf-8").split(),
                     links=[{"url": link.url, "anchor": link.anchor, "nofollow": link.nofollow} for link in self.links],
                     decode_errors=self.decode_errors, charset_source=self.charset_source)
 
