@@ -14,7 +14,9 @@ bytes under the run's ``TMPDIR`` plus the stage's unpublished folder, every 0.5 
 this checkout's ``spamflow_quilt``, then with ``--baseline``'s (its folder first on
 ``PYTHONPATH``).  Printed per size and code: the peak temporary bytes as a multiple of the
 WARC bytes (docs/quilt.md states the bound, ``bench_scale.QUILT_TMP_BOUND``), the stage's
-wall and CPU seconds, and whether both codes found the same quilts.  A 10^5-page size takes
+wall and CPU seconds, and whether both codes found the same quilts.  ``--sort-buffer 64M`` runs
+every sort with that buffer (runs compressed), so that a 10^5-page corpus's sorts spill as a
+10^6-page one's do with the default 512 MB.  A 10^5-page size takes
 some 4 minutes per code on an idle 2-core machine.
 """
 
@@ -33,20 +35,27 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_scale import QUILT_TMP_BOUND, RUNNER_ARGS, Sampler, make_web  # noqa: E402
 from scale_web import Web, config_text  # noqa: E402
+from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency  # noqa: E402
+
+from spamflow.mr.driver import SORT_BUFFER, compressed_sort_bin  # noqa: E402
 
 
-def quilt_config(pages: int, web: Path, workdir: Path) -> str:
-    """scale_web's config with the quilt detector alone, local runner."""
+def quilt_config(pages: int, web: Path, workdir: Path, sort_buffer: str | None) -> str:
+    """scale_web's config with the quilt detector alone, local runner; ``sort_buffer``: GNU
+    sort's buffer instead of ``SORT_BUFFER``, its runs compressed as ``run_job_compact`` does."""
     config = json.loads(config_text(Web(pages // 2), web, workdir, "local", RUNNER_ARGS["local"]))
     config["detectors"] = {"quilt": {}}
+    if sort_buffer:
+        sort_bin = compressed_sort_bin(MRGramDocumentFrequency).replace(f"-S {SORT_BUFFER}", f"-S {sort_buffer}")
+        config["mapreduce"]["args"] = [*config["mapreduce"]["args"], "--sort-bin", sort_bin]
     return json.dumps(config, indent=1)  # JSON is YAML
 
 
-def run_quilt(pages: int, web: Path, folder: Path, name: str, code: str | None) -> dict:
+def run_quilt(pages: int, web: Path, folder: Path, name: str, code: str | None, sort_buffer: str | None) -> dict:
     """``spamflow run`` with the quilt detector alone; ``code``: a folder put first on PYTHONPATH."""
     workdir = folder / f"run-{pages}-{name}"
     config = folder / f"quilt-{pages}-{name}.yaml"
-    config.write_text(quilt_config(pages, web, workdir))
+    config.write_text(quilt_config(pages, web, workdir, sort_buffer))
     tmp = folder / f"tmp-{pages}-{name}"
     tmp.mkdir()
     path = os.pathsep.join(p for p in (code, os.environ.get("PYTHONPATH")) if p)
@@ -76,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="corpus sizes, pages over both snapshots (default: 10^4 and 10^5)")
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="a folder holding another version's spamflow_quilt, run after this checkout's")
+    ap.add_argument("--sort-buffer", metavar="SIZE",
+                    help="GNU sort's buffer for every job (e.g. 64M; default spamflow.mr.driver.SORT_BUFFER): a "
+                         "smaller one makes the sorts spill as a 10x larger corpus's do")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = ap.parse_args(argv)
     codes = [("this", None)] + ([("baseline", str(args.baseline.resolve()))] if args.baseline else [])
@@ -85,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for pages in args.pages:
             web, info = make_web(pages, folder)
-            results = {name: run_quilt(pages, web, folder, name, code) for name, code in codes}
-            print(f"\n{pages:,} pages, {info['input_bytes'] / 2**20:,.0f} MiB of WARC, local runner, quilt stage:")
+            results = {name: run_quilt(pages, web, folder, name, code, args.sort_buffer) for name, code in codes}
+            buffer = f"sort buffer {args.sort_buffer}" if args.sort_buffer else f"sort buffer {SORT_BUFFER}"
+            print(f"\n{pages:,} pages, {info['input_bytes'] / 2**20:,.0f} MiB of WARC, local runner ({buffer}), "
+                  "quilt stage:")
             for name, r in results.items():
                 ratio = r["peak_tmp"] / info["input_bytes"]
                 print(f"  {name:<9} temporary peak {r['peak_tmp'] / 2**20:8,.0f} MiB = {ratio:5.1f}x the WARC "
