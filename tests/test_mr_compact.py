@@ -75,7 +75,7 @@ def test_sort_compress_program_sorts_through_compressed_runs(tmp_path):
     if program is None:
         pytest.skip("neither zstd nor gzip works as sort's --compress-program here")
     sort_bin = compressed_sort_bin(MRGramDocumentFrequency)
-    assert sort_bin == f"{local_sort_bin(MRGramDocumentFrequency)} --compress-program={program}"
+    assert sort_bin == f"{local_sort_bin(MRGramDocumentFrequency)} --compress-program={shlex.quote(program)}"
     lines = [f"k{(i * 7919) % 200_003:06d}\tv{i}\n" for i in range(200_000)]
     path = tmp_path / "in.tsv"
     path.write_text("".join(lines))

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import logging
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -196,7 +197,7 @@ def compressed_sort_bin(job_class: type[MRJob]) -> str:
     tried)."""
     program = sort_compress_program()
     sort_bin = local_sort_bin(job_class)
-    return sort_bin if program is None else f"{sort_bin} --compress-program={program}"
+    return sort_bin if program is None else f"{sort_bin} --compress-program={shlex.quote(program)}"
 
 
 @functools.cache
