@@ -214,7 +214,8 @@ def sort_compress_program() -> str | None:
                 continue
             try:
                 done = subprocess.run(["sort", "-S", "4K", "-T", folder, f"--compress-program={program}", str(path)],
-                                      capture_output=True, timeout=30, check=False)
+                                      capture_output=True, timeout=30, check=False,
+                                      env=dict(os.environ, LC_ALL="C"))  # as mrjob sorts
             except (OSError, subprocess.SubprocessError):
                 continue
             if done.returncode == 0 and done.stdout == b"".join(sorted(lines)):
