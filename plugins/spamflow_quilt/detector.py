@@ -14,7 +14,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
-from spamflow.mr import run_job_lean
+from spamflow.mr import run_job_compact
 from spamflow.parse.html_text import absolute_url
 from spamflow.per_host import HostFeature, PerHostTable
 from spamflow_quilt.mr_base import FLUSH_ROWS
@@ -79,8 +79,9 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
     def job(job_class: type, inputs: list[Path], output: Path, args: list[str]) -> Path:
         if output.exists():
             return output
-        # lean: on the local runner each step's files go once read (docs/quilt.md, "Temporary disk")
-        return run_job_lean(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
+        # compact: on the local runner each step's files go once read, sort's runs are compressed
+        # (docs/quilt.md, "Temporary disk")
+        return run_job_compact(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
 
     m = batching(BUCKET_BYTES, shingles)  # job (b) keeps job (a)'s page buckets
     combiner = [] if combiner_pays(shingles, runner, flush_rows) else ["--no-combiner"]

@@ -117,7 +117,7 @@ def shingle_line(ordinal: int, doc_id: int, grams: Sequence[int] | np.ndarray, d
     five-field lines alone (one per page) is valid input too.
 
     >>> shingle_line(0, 7, [3, 1], "a.example", None)
-    b'0\\t7\\ta.example\\t-\\t2:u8:03000000000000000100000000000000'
+    b'0\\t7\\ta.example\\t-\\t2:u8:BAwAAAAAAAAABAAAAAAAAAA=='
     """
     if not 0 <= ordinal < MAX_ORDINAL:
         raise ValueError(f"page ordinal {ordinal} is out of range: a shingle file holds at most "

@@ -13,7 +13,9 @@ import contextlib
 import functools
 import logging
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -87,14 +89,17 @@ def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, run
 
 
 def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str, args: Sequence[str],
-         runner_args: Sequence[str], lean: bool) -> Path:
-    """``run_job``; ``lean``: the local runner's files deleted as soon as they are read."""
+         runner_args: Sequence[str], lean: bool, compact: bool = False) -> Path:
+    """``run_job``; ``lean``: the local runner's files deleted as soon as they are read;
+    ``compact``: map inputs as soon as mapped (``run_job_compact``)."""
     argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
     job = job_class(args=argv)
     try:
         with job.make_runner() as mr_runner, atomic_path(output) as tmp:
             if lean:
                 _delete_when_read(mr_runner)
+            if compact:
+                _delete_map_inputs_when_mapped(mr_runner)
             mr_runner.run()
             with open(tmp, "wb") as fh:
                 for chunk in mr_runner.cat_output():
@@ -158,3 +163,83 @@ def _delete_when_read(runner: Any) -> None:
 def _remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.remove(path)
+
+
+# --- run_job_compact: run_job_lean, with map inputs deleted once mapped and sort's runs compressed
+# Another separate function (quilt's jobs use it; run_job and run_job_lean are as they were): on
+# the local runner, a step whose shuffle outgrows SORT_BUFFER makes GNU sort write its temporary
+# runs beside the map inputs, map outputs and sorted file, one more copy than a smaller step.
+
+SORT_COMPRESSORS = ("zstd", "gzip")
+"""Programs tried, in order, for GNU sort's ``--compress-program``: zstd is fast and shrinks
+base64 text by its entropy coding (lz4, having none, barely does); gzip is on every machine."""
+
+
+def run_job_compact(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
+                    args: Sequence[str] = (), runner_args: Sequence[str] = ()) -> Path:
+    """``run_job_lean``, and on the ``local`` runner also: each map task's input deleted as
+    soon as the map tasks have run (not once sorted), the combiners' inputs too, and GNU
+    sort's temporary runs compressed (:func:`compressed_sort_bin`, unless ``runner_args``
+    give a ``--sort-bin``), so that a step holds about two copies of its shuffle at any size.
+    Other runners: ``run_job``."""
+    if runner != "local":
+        return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
+    if "--sort-bin" not in runner_args:
+        runner_args = [*runner_args, "--sort-bin", compressed_sort_bin(job_class)]
+    return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=True,
+                compact=True)
+
+
+def compressed_sort_bin(job_class: type[MRJob]) -> str:
+    """:func:`local_sort_bin` with ``--compress-program`` set to the first of
+    :data:`SORT_COMPRESSORS` that works with this machine's sort; without it if none does
+    (mrjob falls back to sorting in memory when sort fails, so a program is only given once
+    tried)."""
+    program = sort_compress_program()
+    sort_bin = local_sort_bin(job_class)
+    return sort_bin if program is None else f"{sort_bin} --compress-program={shlex.quote(program)}"
+
+
+@functools.cache
+def sort_compress_program() -> str | None:
+    """The path of the first of :data:`SORT_COMPRESSORS` with which ``sort`` sorts a small
+    input through compressed temporary files correctly, or None."""
+    lines = [b"%d\n" % ((i * 7919) % 5003) for i in range(5003)]
+    with tempfile.TemporaryDirectory(prefix="spamflow-sortcheck-") as folder:
+        path = Path(folder) / "lines"
+        path.write_bytes(b"".join(lines))
+        for name in SORT_COMPRESSORS:
+            program = shutil.which(name)
+            if program is None:
+                continue
+            try:
+                done = subprocess.run(["sort", "-S", "4K", "-T", folder, f"--compress-program={program}", str(path)],
+                                      capture_output=True, timeout=30, check=False,
+                                      env=dict(os.environ, LC_ALL="C"))  # as mrjob sorts
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if done.returncode == 0 and done.stdout == b"".join(sorted(lines)):
+                return program
+    return None
+
+
+def _delete_map_inputs_when_mapped(runner: Any) -> None:
+    """Wrap the local runner's map phase so that it deletes each map task's input once the
+    tasks have run (kept when the step has no mapper: its output is a link to the input), and
+    with a combiner the mapper's output and the combiner's sorted input (sort reads the
+    combiner's output)."""
+    run_maps = runner._run_mappers_and_combiners
+
+    def run_mappers_and_combiners(step_num: int, map_splits: list) -> None:
+        run_maps(step_num, map_splits)
+        combined = bool(runner._get_step(step_num).get("combiner"))
+        for task in range(len(map_splits)):
+            mapped = runner._task_output_path("mapper", step_num, task)
+            if os.path.islink(mapped):
+                continue
+            _remove(runner._task_input_path("mapper", step_num, task))
+            if combined:
+                _remove(mapped)
+                _remove(runner._task_input_path("combiner", step_num, task))
+
+    runner._run_mappers_and_combiners = run_mappers_and_combiners
