@@ -15,24 +15,36 @@ ordered globally by (dropped, df, immutable): rarest first, the ones on more tha
   positions allow enough overlap (PPJoin's positional filter: at positions i in x and j in y,
   the overlap is at most min(i, j) + 1 + min(n_x - i - 1, n_y - j - 1));
 * a pair is a candidate if it is counted at least ``min(k, alpha)`` times, alpha =
-  ceil(t/(1+t) * (n_x + n_y)) being the overlap Jaccard >= t needs.
+  ceil(t/(1+t) * (n_x + n_y)) being the overlap Jaccard >= t needs, and if its count c plus
+  ``min(n_x - i - 1, n_y - j - 1)`` at the last immutable it was counted at (positions i, j)
+  still reaches alpha (PPJoin's accumulated positional bound; pairs that pass the count but
+  fail this bound are counted as ``#bound_pruned``).
 
 Why nothing above t is lost: J >= t means an overlap o >= alpha >= t*n_x and >= 2t/(1+t)*n_y.
 The j-th rarest shared immutable is at most at position n - o + j of each page's list, so the
 min(o, k) rarest shared ones lie within both prefixes, and every filter above is an upper
-bound on o.  Immutables with df 1 take their place in the order but are never emitted; dropped
+bound on o.  The accumulated bound: shared immutables come in the same (global) order in both
+pages, so every shared one before the last counted one is in both prefixes and, for a pair
+that can reach alpha, passes the positional filter: it was counted, and c + (what can still
+follow in both pages) >= o.  Immutables with df 1 take their place in the order but are never emitted; dropped
 ones are never emitted, and a page whose probe prefix reaches one loses the guarantee (counted
 as ``#prefix_dropped``).
 
-1. mapper (side file loaded once per task): per page, sort, emit ``immutable -> doc n pos``
-   for its probe prefix; reducer: per immutable, the pairs allowed above, counted in memory
-   across the task's immutables and emitted as ``doc_a doc_b -> count need`` at the end
-   (or every ``--flush-at`` pairs);
-2. combiner and reducer: per pair, add the counts; keep the candidates.
+1. mapper (side file loaded once per task): per page, sort, and for its probe prefix add
+   ``doc n pos`` to the posting list of each immutable, held in memory across the task's pages
+   ("in-mapper combining", flushed every ``--flush-postings`` entries and at the end), emitted
+   as ``immutable -> doc n pos,doc n pos,...``: one record per immutable and task instead of
+   one per page and immutable; reducer: per immutable, the pairs allowed above, counted in
+   memory across the task's immutables and emitted as ``doc_a doc_b -> count need rest`` at
+   the end (or every ``--flush-at`` pairs);
+2. reducer: per pair, add the counts and keep the smallest rest; keep the candidates.  (No
+   combiner: step 1's reducers already sent each pair at most once per task, so a combiner
+   would mostly re-sort and re-write step 2's input.)
 
-Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n`` and
+Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n``,
 ``#pairs_counted<TAB>n`` (how many times step 1 counted a pair: the work that must stay
-linear in the corpus).
+linear in the corpus) and ``#bound_pruned<TAB>n`` (pairs counted often enough but dropped by
+the accumulated positional bound).
 
 Imports nothing from spamflow: a Spark or Hadoop worker gets only this package.
 """
@@ -45,6 +57,7 @@ from mrjob.step import MRStep
 
 PREFIX_DROPPED = "#prefix_dropped"
 PAIRS_COUNTED = "#pairs_counted"
+BOUND_PRUNED = "#bound_pruned"
 EPS = 1e-9
 
 
@@ -106,12 +119,15 @@ class MRCandidatePairs(MRJob):
                           help="immutable<TAB>df lines (mr_immutable_frequency's output)")
         self.add_passthru_arg("--flush-at", type=int, default=200_000,
                               help="a reducer emits its pair counts when it holds this many pairs")
+        self.add_passthru_arg("--flush-postings", type=int, default=200_000,
+                              help="a mapper emits its posting lists when they hold this many entries")
 
     def steps(self):
-        return [MRStep(mapper_init=self.load_frequencies, mapper=self.prefix,
+        return [MRStep(mapper_init=self.start_postings, mapper=self.prefix, mapper_final=self.flush_postings,
                        reducer_init=self.start_pair_counts, reducer=self.pairs_of_posting,
                        reducer_final=self.finish_pair_counts),
-                MRStep(combiner=self.add_counts, reducer=self.keep_pairs)]
+                MRStep(reducer_init=self.start_pruned, reducer=self.keep_pairs,
+                       reducer_final=self.finish_pruned)]
 
     def load_frequencies(self):
         self.df = {}
@@ -122,6 +138,11 @@ class MRCandidatePairs(MRJob):
                     raise ValueError(f"{self.options.frequencies}:{number}: not 'immutable<TAB>df': {line[:80]!r}")
                 self.df[immutable] = int(df)
 
+    def start_postings(self):
+        self.load_frequencies()
+        self.postings = {}
+        self.held = 0
+
     def prefix(self, _, line):
         doc, tab, immutables = line.partition("\t")
         if not tab or not doc.lstrip("-").isdigit():
@@ -131,66 +152,109 @@ class MRCandidatePairs(MRJob):
                        for f in (df.get(immutable, 1),))
         n = len(items)
         hit_dropped = False
+        postings = self.postings
         for pos, (dropped, f, immutable) in enumerate(items[:prefix_length(n, self.options.threshold,
                                                                               self.options.min_shared)]):
             if dropped:
                 hit_dropped = True
             elif f > 1:
-                yield immutable, f"{doc} {n} {pos}"
+                entry = f"{doc} {n} {pos}"
+                held = postings.get(immutable)
+                if held is None:
+                    postings[immutable] = [entry]
+                else:
+                    held.append(entry)
+                self.held += 1
         if hit_dropped:
             yield PREFIX_DROPPED, "1"
+        if self.held >= self.options.flush_postings:
+            yield from self.flush_postings()
+
+    def flush_postings(self):
+        """In-mapper combining: the task's entries of one immutable are one record."""
+        for immutable, entries in self.postings.items():
+            yield immutable, ",".join(entries)
+        self.postings.clear()
+        self.held = 0
 
     def start_pair_counts(self):
         self.pair_counts = {}
         self.counted = 0
+        self.index_lengths = {}  # n -> index_length(n, t, k): the hot loop asks for the same few sizes
 
     def pairs_of_posting(self, key, values):
         if key.startswith("#"):
-            yield key, f"{sum(map(int, values))} 0"
+            yield key, f"{sum(map(int, values))} 0 0"
             return
+        entries = ",".join(values)
+        if "," not in entries:
+            return  # one page: no pair
+        numbers = list(map(int, entries.replace(",", " ").split()))
+        pages = sorted(zip(numbers[1::3], numbers[0::3], numbers[2::3]))  # (n, doc, pos)
         t, k = self.options.threshold, self.options.min_shared
-        counts = self.pair_counts
-        pages = sorted((n, doc, pos) for doc, n, pos in (map(int, v.split()) for v in values))
+        counts, index_lengths = self.pair_counts, self.index_lengths
+        counted = 0
         for i, (n_y, doc_y, pos_y) in enumerate(pages):
-            if pos_y >= index_length(n_y, t, k):
+            indexed = index_lengths.get(n_y)
+            if indexed is None:
+                indexed = index_lengths[n_y] = index_length(n_y, t, k)
+            if pos_y >= indexed:
                 continue
+            rest_y = n_y - pos_y - 1
             for n_x, doc_x, pos_x in pages[i + 1:]:
                 if n_y < t * n_x - EPS:
                     break  # sorted by size: every later page is larger still
                 need = pair_overlap_needed(n_x, n_y, t)
-                if position_allows(pos_x, n_x, pos_y, n_y, need):
+                rest = min(n_x - pos_x - 1, rest_y)
+                if min(pos_x, pos_y) + 1 + rest >= need:  # position_allows
                     pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
-                    self.counted += 1
+                    counted += 1
                     count = counts.get(pair)
-                    counts[pair] = (1, min(k, need)) if count is None else (count[0] + 1, count[1])
+                    if count is None:
+                        counts[pair] = (1, need, rest)
+                    else:
+                        counts[pair] = (count[0] + 1, need, min(count[2], rest))
+        self.counted += counted
         if len(counts) >= self.options.flush_at:
             yield from self.flush_pair_counts()
 
     def flush_pair_counts(self):
-        """In-reducer combining: a pair counted at several immutables of this task is one record."""
-        for (a, b), (count, need) in self.pair_counts.items():
-            yield f"{a} {b}", f"{count} {need}"
+        """In-reducer combining: a pair counted at several immutables of this task is one record.
+        The value carries the count, the overlap needed (alpha) and the smallest rest (the rest at the
+        last shared immutable counted: rests only shrink along the global order)."""
+        for (a, b), (count, need, rest) in self.pair_counts.items():
+            yield f"{a} {b}", f"{count} {need} {rest}"
         self.pair_counts.clear()
 
     def finish_pair_counts(self):
         yield from self.flush_pair_counts()
-        yield PAIRS_COUNTED, f"{self.counted} 0"
+        yield PAIRS_COUNTED, f"{self.counted} 0 0"
 
     def add_counts(self, key, values):
-        total = need = 0
+        total, need, rest = 0, 0, None
         for value in values:
-            count, need_text = value.split()
+            count, need_text, rest_text = value.split()
             total += int(count)
             need = int(need_text)
-        yield key, f"{total} {need}"
+            rest = int(rest_text) if rest is None else min(rest, int(rest_text))
+        yield key, f"{total} {need} {rest}"
+
+    def start_pruned(self):
+        self.pruned = 0
 
     def keep_pairs(self, key, values):
         for out_key, value in self.add_counts(key, values):
-            total, need = map(int, value.split())
+            total, need, rest = map(int, value.split())
             if key.startswith("#"):
                 yield key, str(total)
-            elif total >= need:
-                yield out_key, str(total)
+            elif total >= min(self.options.min_shared, need):
+                if total + rest >= need:
+                    yield out_key, str(total)
+                else:
+                    self.pruned += 1
+
+    def finish_pruned(self):
+        yield BOUND_PRUNED, str(self.pruned)
 
 
 if __name__ == "__main__":
