@@ -215,9 +215,11 @@ def host_features(pages: Iterable[Page], pairs: list[dict[str, Any]], campaigns:
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "4"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
+    version = "5"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
     # 3: a head without synonyms (also head|head) spins nothing; unusable dictionary lines are bad records;
     # 4: pages with the same immutables go to the jobs as one group (same pairs; new counts, smaller work/)
+    # 5: the accumulated positional bound after the count filter (same pairs; new count
+    #    candidate_pairs_bound_pruned, smaller work/)
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams
