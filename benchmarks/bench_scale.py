@@ -185,6 +185,7 @@ def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdi
     started = time.time()
     with open(log, "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
+                                cwd=code,  # -m puts the working directory first on sys.path
                                 stdout=subprocess.DEVNULL, stderr=err)
         sampler = Sampler(proc.pid, workdir / "stages", tmp)
         sampler.start()
