@@ -55,6 +55,8 @@ from mrjob.job import MRJob
 from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
+from spamflow_spin.buckets import bucket_of
+
 PREFIX_DROPPED = "#prefix_dropped"
 PAIRS_COUNTED = "#pairs_counted"
 BOUND_PRUNED = "#bound_pruned"
@@ -121,10 +123,12 @@ class MRCandidatePairs(MRJob):
                               help="a reducer emits its pair counts when it holds this many pairs")
         self.add_passthru_arg("--flush-postings", type=int, default=200_000,
                               help="a mapper emits its posting lists when they hold this many entries")
+        self.add_passthru_arg("--buckets", type=int, default=4096,
+                              help="shuffle keys: a map task sends one record per bucket of immutables")
 
     def steps(self):
         return [MRStep(mapper_init=self.start_postings, mapper=self.prefix, mapper_final=self.flush_postings,
-                       reducer_init=self.start_pair_counts, reducer=self.pairs_of_posting,
+                       reducer_init=self.start_pair_counts, reducer=self.pairs_of_bucket,
                        reducer_final=self.finish_pair_counts),
                 MRStep(reducer_init=self.start_pruned, reducer=self.keep_pairs,
                        reducer_final=self.finish_pruned)]
@@ -142,6 +146,7 @@ class MRCandidatePairs(MRJob):
         self.load_frequencies()
         self.postings = {}
         self.held = 0
+        self.prefix_dropped = 0
 
     def prefix(self, _, line):
         doc, tab, immutables = line.partition("\t")
@@ -165,30 +170,46 @@ class MRCandidatePairs(MRJob):
                 else:
                     held.append(entry)
                 self.held += 1
-        if hit_dropped:
-            yield PREFIX_DROPPED, "1"
+        self.prefix_dropped += hit_dropped
         if self.held >= self.options.flush_postings:
             yield from self.flush_postings()
 
     def flush_postings(self):
-        """In-mapper combining: the task's entries of one immutable are one record."""
+        """In-mapper combining: the task's posting lists, one record per bucket of immutables,
+        ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...``."""
+        buckets, records = self.options.buckets, {}
         for immutable, entries in self.postings.items():
-            yield immutable, ",".join(entries)
+            records.setdefault(bucket_of(immutable, buckets), []).append(f"{immutable}\t{','.join(entries)}")
+        for bucket, held in records.items():
+            yield str(bucket), "\t".join(held)
+        if self.prefix_dropped:
+            yield PREFIX_DROPPED, str(self.prefix_dropped)
         self.postings.clear()
-        self.held = 0
+        self.held = self.prefix_dropped = 0
 
     def start_pair_counts(self):
         self.pair_counts = {}
         self.counted = 0
         self.index_lengths = {}  # n -> index_length(n, t, k): the hot loop asks for the same few sizes
 
-    def pairs_of_posting(self, key, values):
+    def pairs_of_bucket(self, key, values):
         if key.startswith("#"):
             yield key, f"{sum(map(int, values))} 0 0"
             return
-        entries = ",".join(values)
-        if "," not in entries:
-            return  # one page: no pair
+        postings = {}
+        for value in values:
+            fields = value.split("\t")
+            for immutable, entries in zip(fields[0::2], fields[1::2]):
+                held = postings.get(immutable)
+                postings[immutable] = entries if held is None else f"{held},{entries}"
+        for entries in postings.values():
+            if "," in entries:  # else one page: no pair
+                self.count_pairs(entries)
+        if len(self.pair_counts) >= self.options.flush_at:
+            yield from self.flush_pair_counts()
+
+    def count_pairs(self, entries):
+        """Count the pairs allowed at one immutable, ``entries`` its ``doc n pos,...``."""
         numbers = list(map(int, entries.replace(",", " ").split()))
         pages = sorted(zip(numbers[1::3], numbers[0::3], numbers[2::3]))  # (n, doc, pos)
         t, k = self.options.threshold, self.options.min_shared
@@ -215,8 +236,6 @@ class MRCandidatePairs(MRJob):
                     else:
                         counts[pair] = (count[0] + 1, need, min(count[2], rest))
         self.counted += counted
-        if len(counts) >= self.options.flush_at:
-            yield from self.flush_pair_counts()
 
     def flush_pair_counts(self):
         """In-reducer combining: a pair counted at several immutables of this task is one record.

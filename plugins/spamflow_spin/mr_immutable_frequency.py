@@ -21,6 +21,8 @@ from mrjob.job import MRJob
 from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
+from spamflow_spin.buckets import bucket_of
+
 
 class MRImmutableFrequency(MRJob):
     INPUT_PROTOCOL = RawValueProtocol
@@ -31,6 +33,8 @@ class MRImmutableFrequency(MRJob):
         super().configure_args()
         self.add_passthru_arg("--flush-at", type=int, default=500_000,
                               help="the mapper emits its counts when it holds this many distinct immutables")
+        self.add_passthru_arg("--buckets", type=int, default=4096,
+                              help="shuffle keys: a map task sends one record per bucket of immutables")
 
     def steps(self):
         return [MRStep(mapper_init=self.start_counts, mapper=self.count, mapper_final=self.flush,
@@ -48,14 +52,24 @@ class MRImmutableFrequency(MRJob):
             yield from self.flush()
 
     def flush(self):
+        """One record per bucket, ``bucket -> immutable n immutable n ...``: the shuffle carries
+        a few thousand long lines per task instead of one line per distinct immutable."""
+        buckets, entries = self.options.buckets, {}
         for immutable, n in self.counts.items():
-            yield immutable, str(n)
+            entries.setdefault(bucket_of(immutable, buckets), []).append(f"{immutable} {n}")
+        for bucket, held in entries.items():
+            yield str(bucket), " ".join(held)
         self.counts.clear()
 
-    def keep_shared(self, immutable, counts):
-        df = sum(map(int, counts))
-        if df >= 2:
-            yield immutable, str(df)
+    def keep_shared(self, _, values):
+        counts: Counter[str] = Counter()
+        for value in values:
+            fields = value.split(" ")
+            for immutable, n in zip(fields[0::2], fields[1::2]):
+                counts[immutable] += int(n)
+        for immutable, df in counts.items():
+            if df >= 2:
+                yield immutable, str(df)
 
 
 if __name__ == "__main__":

@@ -10,27 +10,28 @@ Input, two kinds of line (any mix of files):
 
 And, as a side file (``--synonyms``), the synonym graph (``synonyms.write_synonyms``).
 
-Each page's immutables travel once per pair, one way, and its mutables only for the pairs at or
-above the threshold (13 % of the candidates on the scale benchmark's corpus); the first version
-attached a page's whole partition to every pair it was in, on both sides (2 x pairs x ~3.6 KB
-shuffled twice: 35.7x the WARC bytes of temporary data at 10^5 pages).  For a pair (a, b) in
-the order of its line, a is the *first* page, b the *second*:
+A page's partition travels once per pair, one way: the first version attached it to every
+pair on both sides (2 x pairs x ~3.6 KB shuffled, then sorted: 35.7x the WARC bytes of
+temporary data at 10^5 pages).  For a pair (a, b) in the order of its line, a is the *first*
+page, b the *second*:
 
 1. mapper: a pair goes to both its pages (``a -> P b``, ``b -> p a``), a partition to its
-   page (``doc -> A ...``).  Reducer, per page: if it is in a pair, one record for itself,
-   ``doc -> A first?<TAB>immutables if it is a second page<TAB>mutables``, and per pair in
-   which it is first, its immutables to the second page, ``b -> Q a immutables``.
-2. reducer, per page b: the Jaccard of each Q with b's own immutables (``similarity.jaccard``);
-   below ``--threshold`` counted, at or above it b's mutables go to the first page,
-   ``a -> M b jaccard<TAB>mutables``; b's own mutables are passed on (``b -> A mutables``) if
-   b is a first page.  A page's Q records are held until its own record is seen (the order of
-   a key's values is the runner's): memory per page is its pairs' immutables, not the corpus.
-3. reducer, per page a: the verifier's overlap (``verifier.mutable_overlap``, the function the
-   in-process path calls; a's mutables first, as there) of a's mutables with each M.
+   page (``doc -> A ...``).  Reducer, per page: per pair in which it is first, its partition to
+   the second page, ``b -> Q a immutables<TAB>mutables``; if it is second in a pair, its
+   partition once to itself, ``doc -> A immutables<TAB>mutables``.
+2. reducer, per page b: the Jaccard of each Q's immutables with b's own (``similarity.jaccard``);
+   at or above ``--threshold`` the verifier's overlap (``verifier.mutable_overlap``, the
+   function the in-process path calls, a's mutables first as there).  A page's Q records are
+   held until its own record has been seen (the order of a key's values is the runner's):
+   memory per page is its pairs' partitions, not the corpus.
+
+(A third step that shipped mutables only for the pairs at or above t was measured: with the
+candidate job's positional bound 40 % of the candidates are at or above t, so it saved less
+than its dozen task processes cost.)
 
 Output: ``doc_a doc_b<TAB>jaccard overlap`` (floats as ``repr``, exact) for the pairs at or
-above the threshold, and ``#below_threshold<TAB>n``.  A pair whose page has no partition line
-is an error naming the page.
+above the threshold, and ``#below_threshold<TAB>n`` per reducer task.  A pair whose page has
+no partition line is an error naming the page.
 
 Imports nothing from spamflow: a Spark or Hadoop worker gets only this package.
 """
@@ -71,9 +72,8 @@ class MRVerifyPairs(MRJob):
         self.add_file_arg("--synonyms", required=True, help="entry<TAB>synonym|... lines (the synonym graph)")
 
     def steps(self):
-        return [MRStep(mapper=self.route, reducer=self.send_immutables),
-                MRStep(reducer_init=self.start_below, reducer=self.score_immutables, reducer_final=self.finish_below),
-                MRStep(reducer_init=self.load_synonyms, reducer=self.score_mutables)]
+        return [MRStep(mapper=self.route, reducer=self.send_partition),
+                MRStep(reducer_init=self.start, reducer=self.score, reducer_final=self.finish)]
 
     def route(self, _, line):
         kind, tab, rest = line.partition("\t")
@@ -90,7 +90,7 @@ class MRVerifyPairs(MRJob):
                 return
         raise ValueError(f"not 'P<TAB>doc_a doc_b' or 'A<TAB>doc<TAB>immutables<TAB>mutables': {line[:80]!r}")
 
-    def send_immutables(self, doc, values):
+    def send_partition(self, doc, values):
         partition, seconds, first_of = None, [], None
         for value in values:
             if value[0] == "A":
@@ -104,60 +104,35 @@ class MRVerifyPairs(MRJob):
         if partition is None:
             pair = f"{doc} {seconds[0]}" if seconds else f"{first_of} {doc}"
             raise ValueError(f"page {doc} is in the pair {pair!r} but has no partition line")
-        immutables, _, mutables = partition.partition("\t")
-        yield doc, f"A {1 if seconds else 0}\t{immutables if first_of is not None else ''}\t{mutables}"
+        if first_of is not None:
+            yield doc, f"A {partition}"
         for second in seconds:
-            yield second, f"Q {doc} {immutables}"
+            yield second, f"Q {doc} {partition}"
 
-    def start_below(self):
+    def start(self):
+        self.graph = read_synonyms(self.options.synonyms)
         self.below = 0
 
-    def score_immutables(self, doc, values):
+    def score(self, doc, values):
         own, queries = None, []
         for value in values:
             if value[0] == "A":
                 own = value[2:]
             else:
                 queries.append(value[2:])
-        if own is None:  # only after a bad input: step 1 writes a page's own record before its Qs
-            raise ValueError(f"page {doc}: pairs but no partition")
-        is_first, immutables, mutables = own.split("\t")
-        if queries:
-            mine, threshold = set(immutables.split()), self.options.threshold
-            for query in queries:
-                first, _, theirs = query.partition(" ")
-                similarity = jaccard(set(theirs.split()), mine)
-                if similarity < threshold:
-                    self.below += 1
-                else:
-                    yield first, f"M {doc} {similarity!r}\t{mutables}"
-        if is_first == "1":
-            yield doc, f"A {mutables}"
+        immutables, mutables = split_partition(own)
+        mine, threshold = set(immutables), self.options.threshold
+        for query in queries:
+            first, _, partition = query.partition(" ")
+            their_immutables, their_mutables = split_partition(partition)
+            similarity = jaccard(set(their_immutables), mine)
+            if similarity < threshold:
+                self.below += 1
+                continue
+            yield f"{first} {doc}", f"{similarity!r} {mutable_overlap(their_mutables, mutables, self.graph)!r}"
 
-    def finish_below(self):
+    def finish(self):
         yield BELOW, str(self.below)
-
-    def load_synonyms(self):
-        self.graph = read_synonyms(self.options.synonyms)
-
-    def score_mutables(self, doc, values):
-        if doc == BELOW:
-            yield BELOW, str(sum(map(int, values)))
-            return
-        own, matches = None, []
-        for value in values:
-            if value[0] == "A":
-                own = value[2:]
-            else:
-                matches.append(value[2:])
-        if not matches:
-            return
-        mine = own.split("|") if own else []
-        for match in matches:
-            second, _, rest = match.partition(" ")
-            similarity, _, theirs = rest.partition("\t")
-            overlap = mutable_overlap(mine, theirs.split("|") if theirs else [], self.graph)
-            yield f"{doc} {second}", f"{similarity} {overlap!r}"
 
 
 if __name__ == "__main__":
