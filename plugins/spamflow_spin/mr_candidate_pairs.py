@@ -26,20 +26,22 @@ min(o, k) rarest shared ones lie within both prefixes, and every filter above is
 bound on o.  The accumulated bound: shared immutables come in the same (global) order in both
 pages, so every shared one before the last counted one is in both prefixes and, for a pair
 that can reach alpha, passes the positional filter: it was counted, and c + (what can still
-follow in both pages) >= o.  Immutables with df 1 take their place in the order but are never emitted; dropped
-ones are never emitted, and a page whose probe prefix reaches one loses the guarantee (counted
-as ``#prefix_dropped``).
+follow in both pages) >= o.  Immutables with df 1 take their place in the order but are
+never emitted; dropped ones are never emitted, and a page whose probe prefix reaches one
+loses the guarantee (counted as ``#prefix_dropped``).
 
 1. mapper (side file loaded once per task): per page, sort, and for its probe prefix add
    ``doc n pos`` to the posting list of each immutable, held in memory across the task's pages
-   ("in-mapper combining", flushed every ``--flush-postings`` entries and at the end), emitted
-   as ``immutable -> doc n pos,doc n pos,...``: one record per immutable and task instead of
-   one per page and immutable; reducer: per immutable, the pairs allowed above, counted in
-   memory across the task's immutables and emitted as ``doc_a doc_b -> count need rest`` at
-   the end (or every ``--flush-at`` pairs);
-2. reducer: per pair, add the counts and keep the smallest rest; keep the candidates.  (No
-   combiner: step 1's reducers already sent each pair at most once per task, so a combiner
-   would mostly re-sort and re-write step 2's input.)
+   ("in-mapper combining", flushed every ``--flush-postings`` entries and at the end), sent as
+   one record per bucket of immutables (``buckets.bucket_of``, ``--buckets`` of them):
+   ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...``, not one record per
+   page and immutable.  Reducer, per bucket: per immutable, the pairs allowed above, counted in
+   memory across the task's immutables and sent at the end (or every ``--flush-at`` pairs) one
+   record per bucket of pairs (``(doc_a + doc_b) mod --buckets``):
+   ``bucket -> doc_a doc_b count alpha rest,...``;
+2. reducer, per bucket: per pair, add the counts and keep the smallest rest; keep the
+   candidates.  (No combiner: step 1's reducers already sent each pair at most once per task,
+   so a combiner would mostly re-sort and re-write step 2's input.)
 
 Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n``,
 ``#pairs_counted<TAB>n`` (how many times step 1 counted a pair: the work that must stay
@@ -134,13 +136,19 @@ class MRCandidatePairs(MRJob):
                        reducer_final=self.finish_pruned)]
 
     def load_frequencies(self):
-        self.df = {}
+        """The side file as a dict (every map task loads it: one split of the whole text, then
+        the line-by-line parse only to name a bad line)."""
         with open(self.options.frequencies, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                immutable, tab, df = line.rstrip("\n").partition("\t")
+            text = fh.read()
+        body = text[:-1] if text.endswith("\n") else text
+        fields = body.replace("\n", "\t").split("\t") if body else []
+        counts = fields[1::2]
+        if len(fields) % 2 or body.count("\n") + 1 != len(counts) > 0 or not all(map(str.isdigit, counts)):
+            for number, line in enumerate(text.splitlines(), 1):
+                immutable, tab, df = line.partition("\t")
                 if not tab or not df.isdigit():
                     raise ValueError(f"{self.options.frequencies}:{number}: not 'immutable<TAB>df': {line[:80]!r}")
-                self.df[immutable] = int(df)
+        self.df = dict(zip(fields[0::2], map(int, counts)))
 
     def start_postings(self):
         self.load_frequencies()
@@ -153,24 +161,28 @@ class MRCandidatePairs(MRJob):
         if not tab or not doc.lstrip("-").isdigit():
             raise ValueError(f"not a page line 'doc<TAB>immutables': {line[:80]!r}")
         df, max_pages = self.df, self.options.max_pages
-        items = sorted((f > max_pages, f, immutable) for immutable in immutables.split()
-                       for f in (df.get(immutable, 1),))
-        n = len(items)
-        hit_dropped = False
-        postings = self.postings
-        for pos, (dropped, f, immutable) in enumerate(items[:prefix_length(n, self.options.threshold,
-                                                                              self.options.min_shared)]):
-            if dropped:
-                hit_dropped = True
-            elif f > 1:
-                entry = f"{doc} {n} {pos}"
-                held = postings.get(immutable)
-                if held is None:
-                    postings[immutable] = [entry]
-                else:
-                    held.append(entry)
-                self.held += 1
-        self.prefix_dropped += hit_dropped
+        words = immutables.split()
+        n = len(words)
+        # the order (dropped, df, immutable) is (df, immutable): dropped means df > max_pages.
+        # Immutables of df 1 (not in the side file) come first and are never emitted, so only
+        # their number matters: it is where the shared ones start
+        get = df.get
+        shared = sorted([(f, word) for word in words if (f := get(word))])
+        singles = n - len(shared)
+        stop = prefix_length(n, self.options.threshold, self.options.min_shared) - singles
+        if stop <= 0:
+            return
+        postings, entry = self.postings, f"{doc} {n} "
+        for pos, (f, word) in enumerate(shared[:stop], singles):
+            if f > max_pages:
+                self.prefix_dropped += 1  # dropped ones are last: the rest of the prefix is too
+                break
+            held = postings.get(word)
+            if held is None:
+                postings[word] = [entry + str(pos)]
+            else:
+                held.append(entry + str(pos))
+        self.held += stop
         if self.held >= self.options.flush_postings:
             yield from self.flush_postings()
 
@@ -238,39 +250,42 @@ class MRCandidatePairs(MRJob):
         self.counted += counted
 
     def flush_pair_counts(self):
-        """In-reducer combining: a pair counted at several immutables of this task is one record.
-        The value carries the count, the overlap needed (alpha) and the smallest rest (the rest at the
-        last shared immutable counted: rests only shrink along the global order)."""
+        """In-reducer combining: a pair counted at several immutables of this task is one entry
+        ``doc_a doc_b count alpha rest`` (rest: the smallest, at the last shared immutable counted:
+        rests only shrink along the global order), the entries sent one record per bucket of pairs."""
+        buckets, records = self.options.buckets, {}
         for (a, b), (count, need, rest) in self.pair_counts.items():
-            yield f"{a} {b}", f"{count} {need} {rest}"
+            records.setdefault((a + b) % buckets, []).append(f"{a} {b} {count} {need} {rest}")
+        for bucket, held in records.items():
+            yield str(bucket), ",".join(held)
         self.pair_counts.clear()
 
     def finish_pair_counts(self):
         yield from self.flush_pair_counts()
         yield PAIRS_COUNTED, f"{self.counted} 0 0"
 
-    def add_counts(self, key, values):
-        total, need, rest = 0, 0, None
-        for value in values:
-            count, need_text, rest_text = value.split()
-            total += int(count)
-            need = int(need_text)
-            rest = int(rest_text) if rest is None else min(rest, int(rest_text))
-        yield key, f"{total} {need} {rest}"
-
     def start_pruned(self):
         self.pruned = 0
 
     def keep_pairs(self, key, values):
-        for out_key, value in self.add_counts(key, values):
-            total, need, rest = map(int, value.split())
-            if key.startswith("#"):
-                yield key, str(total)
-            elif total >= min(self.options.min_shared, need):
-                if total + rest >= need:
-                    yield out_key, str(total)
-                else:
-                    self.pruned += 1
+        if key.startswith("#"):
+            yield key, str(sum(int(value.split()[0]) for value in values))
+            return
+        totals = {}
+        for value in values:
+            for entry in value.split(","):
+                a, b, count, need, rest = entry.split()
+                held = totals.get((a, b))
+                totals[(a, b)] = ((int(count), int(need), int(rest)) if held is None else
+                                  (held[0] + int(count), held[1], min(held[2], int(rest))))
+        k = self.options.min_shared
+        for (a, b), (total, need, rest) in totals.items():
+            if total < min(k, need):
+                continue
+            if total + rest >= need:
+                yield f"{a} {b}", str(total)
+            else:
+                self.pruned += 1
 
     def finish_pruned(self):
         yield BOUND_PRUNED, str(self.pruned)
