@@ -210,6 +210,8 @@ def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdi
 
 QUILT_TMP_BOUND = 35.0
 """docs/quilt.md: the quilt stage's temporary data is at most this many times the run's WARC bytes."""
+SPIN_TMP_BOUND = 15.0
+"""docs/spin.md: the same for the spin stage (the local runner; its MapReduce engine's join is the largest)."""
 
 
 def report(results: list[dict]) -> None:
@@ -228,6 +230,11 @@ def report(results: list[dict]) -> None:
             rate = r["pages"] / s["seconds"] if s["seconds"] else float("inf")
             print(f"  {name:<10} {s['seconds']:>9.1f} {s['cpu_seconds']:>9.1f} {rate:>9,.0f} {s['peak_rss'] / 2**20:>8,.0f} MB "
                   f"{s['peak_tmp'] / r['input_bytes']:>9.2f}x")
+        spin = r["stages"].get("spin")
+        if spin:
+            ratio = spin["peak_tmp"] / r["input_bytes"]
+            print(f"  spin temporary data: peak {spin['peak_tmp'] / 2**20:,.0f} MiB = {ratio:.1f}x the input WARC bytes "
+                  f"({'within' if ratio <= SPIN_TMP_BOUND else 'ABOVE'} docs/spin.md's bound of {SPIN_TMP_BOUND:g}x)")
         quilt = r["stages"].get("quilt")
         if quilt:
             ratio = quilt["peak_tmp"] / r["input_bytes"]
@@ -255,6 +262,7 @@ def baseline_tree(rev: str, folder: Path) -> Path:
                          text=True).stdout.strip()
     tree = folder / f"baseline-{sha}"
     if not tree.exists():
+        subprocess.run(["git", "-C", str(repo), "worktree", "prune"], check=True)  # a deleted --keep folder's
         subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), sha], check=True,
                        capture_output=True)
     return tree
