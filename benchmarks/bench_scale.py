@@ -262,9 +262,9 @@ def baseline_tree(rev: str, folder: Path) -> Path:
                          text=True).stdout.strip()
     tree = folder / f"baseline-{sha}"
     if not tree.exists():
-        subprocess.run(["git", "-C", str(repo), "worktree", "prune"], check=True)  # a deleted --keep folder's
-        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), sha], check=True,
-                       capture_output=True)
+        # --force: also when a deleted --keep folder left this path registered (and nothing else)
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--force", "--detach", str(tree), sha],
+                       check=True, capture_output=True)
     return tree
 
 
