@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import random
+import re
 import shutil
 from collections import Counter
 from itertools import combinations
@@ -271,15 +272,17 @@ def test_candidate_pairs_pruned_by_the_accumulated_positional_bound_hand_worked(
     assert jaccard({"b1", "s", "z", "zz"}, {"a1", "a2", "s", "z"}) == pytest.approx(2 / 6, abs=1e-12)
 
 
-def test_candidate_pairs_same_with_reducer_flushes(tmp_path):
+@pytest.mark.parametrize("buckets", [1, 3, 4096])
+def test_candidate_pairs_same_with_reducer_flushes(tmp_path, buckets):
     """In-reducer combining flushed after every immutable, and in-mapper combining of posting
-    lists flushed after every page, give the same pairs."""
+    lists flushed after every page, give the same pairs, whatever the number of buckets."""
     docs = _random_sets(12, n_docs=60)
     pairs, _ = _candidates(docs, tmp_path, 0.5, "inline", k=2)
     lines, frequencies = tmp_path / "imm.tsv", tmp_path / "inline" / "frequencies.tsv"
     out = run_job(MRCandidatePairs, [lines], tmp_path / "flushed.tsv", runner="inline",
                   args=["--threshold", "0.5", "--max-pages", "10000", "--min-shared", "2",
-                        "--frequencies", str(frequencies), "--flush-at", "1", "--flush-postings", "1"])
+                        "--frequencies", str(frequencies), "--flush-at", "1", "--flush-postings", "1",
+                        "--buckets", str(buckets)])
     flushed = {tuple(map(int, line.split("\t")[0].split())) for line in out.read_text().splitlines()
                if not line.startswith("#")}
     assert flushed == pairs and pairs
@@ -301,16 +304,29 @@ def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
     assert dropped.prefix_dropped == expected_prefix_dropped
 
 
-@pytest.mark.parametrize("flush_at", [3, 500_000])
-def test_immutable_frequency_job_counts_pages_per_immutable(tmp_path, flush_at):
+@pytest.mark.parametrize("flush_at, buckets", [(3, 4096), (500_000, 4096), (500_000, 1), (7, 5)])
+def test_immutable_frequency_job_counts_pages_per_immutable(tmp_path, flush_at, buckets):
     docs = _random_sets(11, n_docs=50)
     lines = tmp_path / "imm.tsv"
     lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
     out = run_job(MRImmutableFrequency, [lines], tmp_path / "df.tsv", runner="inline",
-                  args=["--flush-at", str(flush_at)])
+                  args=["--flush-at", str(flush_at), "--buckets", str(buckets)])
     got = dict(line.split("\t") for line in out.read_text().splitlines())
     df = Counter(x for s in docs.values() for x in s)
     assert {x: int(n) for x, n in got.items()} == {x: n for x, n in df.items() if n > 1}
+
+
+def test_candidate_job_names_a_bad_line_of_its_frequency_file(tmp_path):
+    lines, frequencies = tmp_path / "imm.tsv", tmp_path / "df.tsv"
+    lines.write_text("1\ta b c\n2\ta b d\n")
+    frequencies.write_text("a\t2\nb\ttwo\n")
+    with pytest.raises(SpamflowError, match="MRCandidatePairs.*" + re.escape("df.tsv:2: not 'immutable<TAB>df': 'b\\ttwo'")):
+        run_job(MRCandidatePairs, [lines], tmp_path / "out.tsv", runner="inline",
+                args=["--threshold", "0.5", "--max-pages", "10", "--frequencies", str(frequencies)])
+    frequencies.write_text("a\t2\nb\t2")  # no final newline: read all the same
+    out = run_job(MRCandidatePairs, [lines], tmp_path / "out.tsv", runner="inline",
+                  args=["--threshold", "0.5", "--max-pages", "10", "--frequencies", str(frequencies)])
+    assert "1 2\t1" in out.read_text().splitlines()  # counted at a (c, df 1, comes first)
 
 
 def test_candidate_jobs_name_a_bad_line(tmp_path):
