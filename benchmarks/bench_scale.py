@@ -26,6 +26,15 @@ the growth ratio ``(t2 / t1) * 10 / (n2 / n1)`` (10.0 = linear in the corpus), b
 (issue "Scale out"): 10^6 pages under an hour on 2 cores, no ratio above 11.5, no process
 above 4 GB.
 
+``--baseline REV`` runs each web a second time with the code of git revision REV (a detached
+worktree of this repository under the benchmark's folder, put first on ``PYTHONPATH``; workdirs
+``run-<runner>-base``) and prints, per stage, its CPU seconds and peak temporary bytes as a
+ratio to REV's (< 1: cheaper now), then ``compare_runs.py`` on the two workdirs (exit status 1
+if an output differs).  ``--detectors spin`` keeps only the named detectors (and what they
+need), e.g. to measure one stage without the others' minutes::
+
+    .venv/bin/python benchmarks/bench_scale.py --pages 10000 --detectors spin --engine spin=mapreduce --baseline main
+
 ``--compare-runners`` runs each web twice, on the ``local`` runner and on Spark ``local[2]``
 (workdirs ``run-local`` and ``run-spark`` beside the web), prints the figures of both, then
 ``compare_runs.py`` on the two workdirs: one line per stage, equal or what differs.  Exit
@@ -135,12 +144,16 @@ def make_web(pages: int, folder: Path) -> tuple[Path, dict]:
 
 
 def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dict[str, str],
-                 stages_at_once: int = 1) -> str:
+                 detectors: list[str] | None = None, stages_at_once: int = 1) -> str:
     """scale_web's config with every ``engine`` set to ``auto`` explicitly (the default today),
     so that the run measures what ``auto`` does on ``runner`` whatever a later default becomes;
-    ``engines`` overrides it per stage (an execution knob: the outputs stay the same)."""
+    ``engines`` overrides it per stage (an execution knob: the outputs stay the same);
+    ``detectors``: keep only these."""
     config = json.loads(config_text(Web(pages // 2), web, workdir, runner, RUNNER_ARGS[runner]))
-    config["stages_at_once"] = stages_at_once
+    if stages_at_once != 1:  # only when asked: a --baseline revision before the key would refuse it
+        config["stages_at_once"] = stages_at_once
+    if detectors:
+        config["detectors"] = {name: value for name, value in config["detectors"].items() if name in detectors}
     config["parse"] = {**config.get("parse", {}), "engine": engines.get("parse", "auto")}
     for name in ENGINE_STAGES:
         if name in config["detectors"]:
@@ -158,17 +171,24 @@ def engine_choice(text: str) -> tuple[str, str]:
 
 
 def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdir: Path,
-            engines: dict[str, str], stages_at_once: int = 1) -> dict:
-    """``spamflow run`` on the web with ``runner``, sampled: the figures ``report`` prints."""
-    config = web / f"scale-{runner}.yaml"
-    config.write_text(scale_config(pages, web, workdir, runner, engines, stages_at_once))
-    tmp = folder / f"tmp-{pages}-{runner}"
+            engines: dict[str, str], detectors: list[str] | None = None, code: Path | None = None,
+            stages_at_once: int = 1) -> dict:
+    """``spamflow run`` on the web with ``runner``, sampled: the figures ``report`` prints.
+    ``code``: a checkout whose packages go first on ``PYTHONPATH`` (the baseline)."""
+    name = workdir.name
+    config = web / f"scale-{name}.yaml"
+    config.write_text(scale_config(pages, web, workdir, runner, engines, detectors, stages_at_once))
+    tmp = folder / f"tmp-{pages}-{name}"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")
-    log = web / f"run-{runner}.log"
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), str(code / "plugins"), str(code / "workflows"),
+                                             env.get("PYTHONPATH", "")])
+    log = web / f"{name}.log"
     started = time.time()
     with open(log, "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
+                                cwd=code,  # -m puts the working directory first on sys.path
                                 stdout=subprocess.DEVNULL, stderr=err)
         sampler = Sampler(proc.pid, workdir / "stages", tmp)
         sampler.start()
@@ -194,6 +214,8 @@ def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdi
 QUILT_TMP_BOUND = 8.0
 """docs/quilt.md: the quilt stage's temporary data is at most this many times the run's WARC bytes
 (5.1x at 10^4 and 5.5x at 10^5 pages measured with bench_quilt_disk.py; 30.3x at 10^5 before)."""
+SPIN_TMP_BOUND = 15.0
+"""docs/spin.md: the same for the spin stage (the local runner; its MapReduce engine's join is the largest)."""
 
 
 def report(results: list[dict]) -> None:
@@ -212,6 +234,11 @@ def report(results: list[dict]) -> None:
             rate = r["pages"] / s["seconds"] if s["seconds"] else float("inf")
             print(f"  {name:<10} {s['seconds']:>9.1f} {s['cpu_seconds']:>9.1f} {rate:>9,.0f} {s['peak_rss'] / 2**20:>8,.0f} MB "
                   f"{s['peak_tmp'] / r['input_bytes']:>9.2f}x")
+        spin = r["stages"].get("spin")
+        if spin:
+            ratio = spin["peak_tmp"] / r["input_bytes"]
+            print(f"  spin temporary data: peak {spin['peak_tmp'] / 2**20:,.0f} MiB = {ratio:.1f}x the input WARC bytes "
+                  f"({'within' if ratio <= SPIN_TMP_BOUND else 'ABOVE'} docs/spin.md's bound of {SPIN_TMP_BOUND:g}x)")
         quilt = r["stages"].get("quilt")
         if quilt:
             ratio = quilt["peak_tmp"] / r["input_bytes"]
@@ -232,6 +259,33 @@ def report(results: list[dict]) -> None:
         print(f"  {'total':<10} {big['wall_s'] / small['wall_s'] * 10 / scale:>6.1f} {cpu_total}")
 
 
+def baseline_tree(rev: str, folder: Path) -> Path:
+    """A detached git worktree of ``rev`` under ``folder`` (made once, reused)."""
+    repo = Path(__file__).resolve().parent.parent
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", rev], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    tree = folder / f"baseline-{sha}"
+    if not tree.exists():
+        # --force: also when a deleted --keep folder left this path registered (and nothing else)
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--force", "--detach", str(tree), sha],
+                       check=True, capture_output=True)
+    return tree
+
+
+def compare_to_baseline(now: dict, base: dict, rev: str) -> None:
+    """Per stage: CPU seconds and peak temporary bytes now over the baseline's, same web."""
+    print(f"\n{now['pages']:,} pages against {rev} (same web, same runner; ratio < 1: cheaper now):")
+    for name, s in now["stages"].items():
+        b = base["stages"].get(name)
+        if not b or b["cpu_seconds"] < 1.0:
+            continue
+        tmp = (f"peak temporary {s['peak_tmp'] / b['peak_tmp']:.2f}x ({b['peak_tmp'] / base['input_bytes']:.1f}x -> "
+               f"{s['peak_tmp'] / now['input_bytes']:.1f}x the WARC)" if b["peak_tmp"] else "no temporary data")
+        print(f"  {name:<10} CPU {s['cpu_seconds'] / b['cpu_seconds']:.2f}x ({b['cpu_seconds']:.1f} -> "
+              f"{s['cpu_seconds']:.1f} s, {1000 * b['cpu_seconds'] / base['pages']:.1f} -> "
+              f"{1000 * s['cpu_seconds'] / now['pages']:.1f} s per 1,000 pages), {tmp}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=int, nargs="+", default=[100_000, 1_000_000],
@@ -246,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     ap.add_argument("--stages-at-once", type=int, default=1, metavar="N",
                     help="the config's stages_at_once: independent stages run N at a time (default 1)")
+    ap.add_argument("--detectors", nargs="+", metavar="NAME",
+                    help="run only these detectors (default: all of scale_web's config)")
+    ap.add_argument("--baseline", metavar="REV",
+                    help="also run each web with git revision REV's code and print the ratios to it")
     args = ap.parse_args(argv)
     runners = ["local", "spark"] if args.compare_runners else [args.runner]
     same = True
@@ -253,16 +311,29 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         results: dict[str, list[dict]] = {r: [] for r in runners}
+        bases: dict[str, list[dict]] = {r: [] for r in runners}
+        tree = baseline_tree(args.baseline, folder) if args.baseline else None
         webs = []
         for pages in args.pages:
             web, info = make_web(pages, folder)
             webs.append(web)
             for runner in runners:
+                if tree is not None:
+                    bases[runner].append(run_web(pages, web, info, folder, runner, web / f"run-{runner}-base",
+                                                 dict(args.engine), args.detectors, code=tree,
+                                                 stages_at_once=args.stages_at_once))
+                    print(json.dumps(bases[runner][-1]), file=sys.stderr)
                 results[runner].append(run_web(pages, web, info, folder, runner, web / f"run-{runner}",
-                                               dict(args.engine), args.stages_at_once))
+                                               dict(args.engine), args.detectors, stages_at_once=args.stages_at_once))
                 print(json.dumps(results[runner][-1]), file=sys.stderr)
         for runner in runners:
             report(results[runner])
+            for now, base in zip(results[runner], bases[runner]):
+                compare_to_baseline(now, base, args.baseline)
+        for web in webs if tree is not None else []:
+            for runner in runners:
+                print(f"\noutputs of {web.name}, runner {runner}: {args.baseline} (A) against this code (B):")
+                same = compare_runs(web / f"run-{runner}-base", web / f"run-{runner}", Tolerance()) and same
         if args.compare_runners:
             for web in webs:
                 print(f"\noutputs of {web.name}, local runner (A) against Spark local[2] (B):")

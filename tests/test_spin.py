@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import random
+import re
 import shutil
 from collections import Counter
 from itertools import combinations
@@ -229,7 +230,7 @@ def test_candidate_pairs_equal_the_filters_applied_to_all_pairs(tmp_path):
     pairs, found = _candidates(docs, tmp_path, t, "inline", k=k)
     df = Counter(x for s in docs.values() for x in s)
     order = {d: sorted(s, key=lambda x: (df[x], x)) for d, s in docs.items()}
-    expected, counted = set(), 0
+    expected, counted, pruned = set(), 0, 0
     for a, b in combinations(sorted(docs), 2):
         y, x = sorted((a, b), key=lambda d: (len(docs[d]), d))
         n_x, n_y = len(docs[x]), len(docs[y])
@@ -238,24 +239,50 @@ def test_candidate_pairs_equal_the_filters_applied_to_all_pairs(tmp_path):
         need = math.ceil(t / (1 + t) * (n_x + n_y) - 1e-9)
         probe = order[x][:prefix_length(n_x, t, k)]
         index = order[y][:index_length(n_y, t, k)]
-        count = sum(1 for w in set(probe) & set(index) if df[w] > 1
-                    and min(probe.index(w), order[y].index(w)) + 1
-                    + min(n_x - probe.index(w) - 1, n_y - order[y].index(w) - 1) >= need)
-        counted += count
-        if count >= min(k, need):
-            expected.add((a, b))
+        at = [(probe.index(w), order[y].index(w)) for w in set(probe) & set(index) if df[w] > 1
+              and min(probe.index(w), order[y].index(w)) + 1
+              + min(n_x - probe.index(w) - 1, n_y - order[y].index(w) - 1) >= need]
+        counted += len(at)
+        if len(at) >= min(k, need):
+            # what can still be shared after the last immutable counted (largest positions)
+            i, j = max(at)
+            if len(at) + min(n_x - i - 1, n_y - j - 1) >= need:
+                expected.add((a, b))
+            else:
+                pruned += 1
     assert expected == pairs
     assert found.pairs_counted == counted
+    assert found.bound_pruned == pruned > 0
 
 
-def test_candidate_pairs_same_with_reducer_flushes(tmp_path):
-    """In-reducer combining flushed after every immutable gives the same pairs."""
+def test_candidate_pairs_pruned_by_the_accumulated_positional_bound_hand_worked(tmp_path):
+    """Pages 1 = {b1 s z zz}, 2 = {a1 a2 s z}, 3 = {zz d1 d2 d3}; t = 0.5, k = 1.
+    df: s, z, zz 2, the rest 1, so the orders (df, word) are 1: b1 s z zz, 2: a1 a2 s z,
+    3: d1 d2 d3 zz.  n = 4 everywhere: alpha = ceil(0.5 / 1.5 * 8) = 3, probe prefix
+    4 - 2 + 1 = 3, index prefix 4 - ceil(2/3 * 4) + 1 = 2.  Pair (1, 2), y = 1 (same n, smaller
+    doc): s is in 1's index prefix (position 1) and 2's probe prefix (position 2); the positional
+    filter passes (min(2, 1) + 1 + min(4 - 2 - 1, 4 - 1 - 1) = 3 >= 3), z is past both prefixes:
+    count 1 >= min(k, 3), so the count filter alone keeps the pair.  But after s at most
+    min(1, 2) = 1 more immutable can be shared: 1 + 1 = 2 < 3 -- dropped by the bound (its
+    Jaccard is 2 / 6).  zz is past both prefixes of 1 and 3: no other pair is counted."""
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("1\tb1 s z zz\n2\ta1 a2 s z\n3\tzz d1 d2 d3\n")
+    found = find_candidates(lines, tmp_path / "w", threshold=0.5, max_pages=100, min_shared=1, runner="inline")
+    assert found.pairs == [] and found.pairs_counted == 1 and found.bound_pruned == 1
+    assert jaccard({"b1", "s", "z", "zz"}, {"a1", "a2", "s", "z"}) == pytest.approx(2 / 6, abs=1e-12)
+
+
+@pytest.mark.parametrize("buckets", [1, 3, 4096])
+def test_candidate_pairs_same_with_reducer_flushes(tmp_path, buckets):
+    """In-reducer combining flushed after every immutable, and in-mapper combining of posting
+    lists flushed after every page, give the same pairs, whatever the number of buckets."""
     docs = _random_sets(12, n_docs=60)
     pairs, _ = _candidates(docs, tmp_path, 0.5, "inline", k=2)
     lines, frequencies = tmp_path / "imm.tsv", tmp_path / "inline" / "frequencies.tsv"
     out = run_job(MRCandidatePairs, [lines], tmp_path / "flushed.tsv", runner="inline",
                   args=["--threshold", "0.5", "--max-pages", "10000", "--min-shared", "2",
-                        "--frequencies", str(frequencies), "--flush-at", "1"])
+                        "--frequencies", str(frequencies), "--flush-at", "1", "--flush-postings", "1",
+                        "--buckets", str(buckets)])
     flushed = {tuple(map(int, line.split("\t")[0].split())) for line in out.read_text().splitlines()
                if not line.startswith("#")}
     assert flushed == pairs and pairs
@@ -277,16 +304,29 @@ def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
     assert dropped.prefix_dropped == expected_prefix_dropped
 
 
-@pytest.mark.parametrize("flush_at", [3, 500_000])
-def test_immutable_frequency_job_counts_pages_per_immutable(tmp_path, flush_at):
+@pytest.mark.parametrize("flush_at, buckets", [(3, 4096), (500_000, 4096), (500_000, 1), (7, 5)])
+def test_immutable_frequency_job_counts_pages_per_immutable(tmp_path, flush_at, buckets):
     docs = _random_sets(11, n_docs=50)
     lines = tmp_path / "imm.tsv"
     lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
     out = run_job(MRImmutableFrequency, [lines], tmp_path / "df.tsv", runner="inline",
-                  args=["--flush-at", str(flush_at)])
+                  args=["--flush-at", str(flush_at), "--buckets", str(buckets)])
     got = dict(line.split("\t") for line in out.read_text().splitlines())
     df = Counter(x for s in docs.values() for x in s)
     assert {x: int(n) for x, n in got.items()} == {x: n for x, n in df.items() if n > 1}
+
+
+def test_candidate_job_names_a_bad_line_of_its_frequency_file(tmp_path):
+    lines, frequencies = tmp_path / "imm.tsv", tmp_path / "df.tsv"
+    lines.write_text("1\ta b c\n2\ta b d\n")
+    frequencies.write_text("a\t2\nb\ttwo\n")
+    with pytest.raises(SpamflowError, match="MRCandidatePairs.*" + re.escape("df.tsv:2: not 'immutable<TAB>df': 'b\\ttwo'")):
+        run_job(MRCandidatePairs, [lines], tmp_path / "out.tsv", runner="inline",
+                args=["--threshold", "0.5", "--max-pages", "10", "--frequencies", str(frequencies)])
+    frequencies.write_text("a\t2\nb\t2")  # no final newline: read all the same
+    out = run_job(MRCandidatePairs, [lines], tmp_path / "out.tsv", runner="inline",
+                  args=["--threshold", "0.5", "--max-pages", "10", "--frequencies", str(frequencies)])
+    assert "1 2\t1" in out.read_text().splitlines()  # counted at a (c, df 1, comes first)
 
 
 def test_candidate_jobs_name_a_bad_line(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -21,7 +22,9 @@ from spamflow.mr import run_job
 from spamflow_spin.detector import SpinDetector
 from spamflow_spin.mr_verify_pairs import MRVerifyPairs, pair_line, partition_line
 from spamflow_spin.params import SpinParams
+from spamflow_spin.similarity import jaccard
 from spamflow_spin.synonyms import read_synonyms, write_synonyms
+from spamflow_spin.verifier import mutable_overlap
 
 LINKS = pa.list_(pa.struct([("url", pa.string()), ("anchor", pa.string())]))
 
@@ -131,6 +134,45 @@ def test_verify_job_joins_partitions_to_pairs_hand_worked(tmp_path):
                   args=["--threshold", "0.6", "--synonyms", str(synonyms)])
     rows = dict(line.split("\t") for line in out.read_text().splitlines())
     assert rows == {"1 2": "0.6 1.0", "#below_threshold": "1"}
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_verify_job_equals_pair_by_pair_scoring_with_pages_in_both_roles(tmp_path, runner):
+    """Random partitions, every page first in some pairs and second in others (the join sends a
+    page's partition to the pair's second page only), some without mutables, some pairs below
+    the threshold: the job's output is each pair scored directly (jaccard, mutable_overlap)."""
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(30)]
+    graph = {"big": {"large"}, "large": {"big", "huge"}, "huge": {"large"}, "fast": {"quick"}, "quick": {"fast"}}
+    entries = sorted(graph) + ["red", "blue"]
+    parts = {doc: (rng.sample(words, rng.randint(2, 12)), [] if doc % 4 == 0 else rng.choices(entries, k=rng.randint(1, 5)))
+             for doc in range(1, 16)}
+    pairs = sorted({tuple(sorted(rng.sample(sorted(parts), 2))) for _ in range(60)})
+    synonyms = tmp_path / "synonyms.tsv"
+    write_synonyms(graph, synonyms)
+    lines = tmp_path / "in.tsv"
+    lines.write_text("".join(pair_line(a, b) for a, b in pairs)
+                     + "".join(partition_line(doc, imm, mut) for doc, (imm, mut) in parts.items()))
+    t = 0.2
+    out = run_job(MRVerifyPairs, [lines], tmp_path / "out.tsv", runner=runner,
+                  runner_args=ONE_TASK if runner == "local" else (),
+                  args=["--threshold", repr(t), "--synonyms", str(synonyms)])
+    got, below = {}, 0
+    for line in out.read_text().splitlines():
+        key, value = line.split("\t")
+        if key == "#below_threshold":
+            below += int(value)
+        else:
+            got[key] = value
+    lookup = read_synonyms(synonyms)
+    expected = {}
+    for a, b in pairs:
+        score = jaccard(set(parts[a][0]), set(parts[b][0]))
+        if score >= t:
+            expected[f"{a} {b}"] = f"{score!r} {mutable_overlap(parts[a][1], parts[b][1], lookup)!r}"
+    assert got == expected and below == len(pairs) - len(expected) > 0
+    firsts, seconds = {a for a, _ in pairs}, {b for _, b in pairs}
+    assert firsts & seconds and any(not parts[d][1] for d in firsts | seconds)
 
 
 def test_verify_job_names_a_page_without_partition_and_a_bad_line(tmp_path):

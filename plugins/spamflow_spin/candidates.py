@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spamflow.mr import run_job_lean
-from spamflow_spin.mr_candidate_pairs import PAIRS_COUNTED, PREFIX_DROPPED, MRCandidatePairs
+from spamflow_spin.mr_candidate_pairs import BOUND_PRUNED, PAIRS_COUNTED, PREFIX_DROPPED, MRCandidatePairs
 from spamflow_spin.mr_immutable_frequency import MRImmutableFrequency
 from spamflow_spin.params import SpinParams
 
@@ -38,6 +38,9 @@ class Candidates:
     """Pages whose probe prefix reached a dropped immutable (no recall guarantee for them)."""
     pairs_counted: int
     """Pair counts made at shared prefix immutables, before adding them up (the jobs' work)."""
+    bound_pruned: int = 0
+    """Pairs counted often enough but dropped by the accumulated positional bound (their overlap
+    cannot reach the threshold's): ``len(pairs) + bound_pruned`` is what the count filter alone kept."""
 
 
 def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int, min_shared: int, runner: str,
@@ -55,7 +58,7 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
     out = run_job_lean(MRCandidatePairs, [lines], work / "candidate_pairs.tsv", runner=runner, runner_args=runner_args,
                   args=["--threshold", repr(threshold), "--max-pages", str(max_pages),
                         "--min-shared", str(min_shared), "--frequencies", str(frequencies)])
-    pairs, prefix_dropped, counted = [], 0, 0
+    pairs, prefix_dropped, counted, pruned = [], 0, 0, 0
     with open(out, encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
             key, tab, value = line.rstrip("\n").partition("\t")
@@ -65,11 +68,14 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
             if key == PAIRS_COUNTED:
                 counted += int(value)
                 continue
+            if key == BOUND_PRUNED:
+                pruned += int(value)
+                continue
             a, _, b = key.partition(" ")
             if not tab or not a.lstrip("-").isdigit() or not b.lstrip("-").isdigit():
                 raise ValueError(f"{out}:{number}: not 'doc_a doc_b<TAB>count': {line[:80]!r}")
             pairs.append((int(a), int(b)))
-    return Candidates(sorted(pairs), shared, dropped, prefix_dropped, counted)
+    return Candidates(sorted(pairs), shared, dropped, prefix_dropped, counted, pruned)
 
 
 def stage_candidates(lines: Path, work: Path, params: SpinParams, runner: str, runner_args: Sequence[str],
@@ -81,5 +87,12 @@ def stage_candidates(lines: Path, work: Path, params: SpinParams, runner: str, r
     counts["immutables_dropped_popular"] += found.dropped
     counts["pages_prefix_dropped"] += found.prefix_dropped
     counts["candidate_pair_counts"] += found.pairs_counted
+    counts["candidate_pairs_bound_pruned"] += found.bound_pruned
     return found.pairs
+
+
+def candidate_pairs_count(candidates: list[tuple[int, int]], counts: Counter[str]) -> int:
+    """The ``candidate_pairs`` count: the pairs the count filter keeps, those the positional bound
+    then drops included (its meaning before that bound: the contract of run.json's counts)."""
+    return len(candidates) + counts["candidate_pairs_bound_pruned"]
 

@@ -24,7 +24,7 @@ from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
 from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
-from spamflow_spin.candidates import stage_candidates
+from spamflow_spin.candidates import candidate_pairs_count, stage_candidates
 from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
 from spamflow_spin.params import SpinParams, resolve_dictionary_path
@@ -140,7 +140,7 @@ def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinPara
     representatives = {rep: partitions[rep] for rep in groups}
     candidates = (candidate_pairs(representatives, work, params, runner, runner_args, counts)
                   if len(representatives) > 1 else [])
-    counts["candidate_pairs"] = len(candidates)
+    counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
     sets = {rep: frozenset(part.immutables) for rep, part in representatives.items()}
     scored = [(a, b, 1.0) for a, b in within_group_pairs(groups)]
     counts["same_immutable_pairs"] = len(scored)
@@ -215,9 +215,11 @@ def host_features(pages: Iterable[Page], pairs: list[dict[str, Any]], campaigns:
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "4"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
+    version = "5"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
     # 3: a head without synonyms (also head|head) spins nothing; unusable dictionary lines are bad records;
     # 4: pages with the same immutables go to the jobs as one group (same pairs; new counts, smaller work/)
+    # 5: the accumulated positional bound after the count filter (same pairs; new count
+    #    candidate_pairs_bound_pruned, smaller work/)
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams

@@ -15,24 +15,38 @@ ordered globally by (dropped, df, immutable): rarest first, the ones on more tha
   positions allow enough overlap (PPJoin's positional filter: at positions i in x and j in y,
   the overlap is at most min(i, j) + 1 + min(n_x - i - 1, n_y - j - 1));
 * a pair is a candidate if it is counted at least ``min(k, alpha)`` times, alpha =
-  ceil(t/(1+t) * (n_x + n_y)) being the overlap Jaccard >= t needs.
+  ceil(t/(1+t) * (n_x + n_y)) being the overlap Jaccard >= t needs, and if its count c plus
+  ``min(n_x - i - 1, n_y - j - 1)`` at the last immutable it was counted at (positions i, j)
+  still reaches alpha (PPJoin's accumulated positional bound; pairs that pass the count but
+  fail this bound are counted as ``#bound_pruned``).
 
 Why nothing above t is lost: J >= t means an overlap o >= alpha >= t*n_x and >= 2t/(1+t)*n_y.
 The j-th rarest shared immutable is at most at position n - o + j of each page's list, so the
 min(o, k) rarest shared ones lie within both prefixes, and every filter above is an upper
-bound on o.  Immutables with df 1 take their place in the order but are never emitted; dropped
-ones are never emitted, and a page whose probe prefix reaches one loses the guarantee (counted
-as ``#prefix_dropped``).
+bound on o.  The accumulated bound: shared immutables come in the same (global) order in both
+pages, so every shared one before the last counted one is in both prefixes and, for a pair
+that can reach alpha, passes the positional filter: it was counted, and c + (what can still
+follow in both pages) >= o.  Immutables with df 1 take their place in the order but are
+never emitted; dropped ones are never emitted, and a page whose probe prefix reaches one
+loses the guarantee (counted as ``#prefix_dropped``).
 
-1. mapper (side file loaded once per task): per page, sort, emit ``immutable -> doc n pos``
-   for its probe prefix; reducer: per immutable, the pairs allowed above, counted in memory
-   across the task's immutables and emitted as ``doc_a doc_b -> count need`` at the end
-   (or every ``--flush-at`` pairs);
-2. combiner and reducer: per pair, add the counts; keep the candidates.
+1. mapper (side file loaded once per task): per page, sort, and for its probe prefix add
+   ``doc n pos`` to the posting list of each immutable, held in memory across the task's pages
+   ("in-mapper combining", flushed every ``--flush-postings`` entries and at the end), sent as
+   one record per bucket of immutables (``buckets.bucket_of``, ``--buckets`` of them):
+   ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...``, not one record per
+   page and immutable.  Reducer, per bucket: per immutable, the pairs allowed above, counted in
+   memory across the task's immutables and sent at the end (or every ``--flush-at`` pairs) one
+   record per bucket of pairs (``(doc_a + doc_b) mod --buckets``):
+   ``bucket -> doc_a doc_b count alpha rest,...``;
+2. reducer, per bucket: per pair, add the counts and keep the smallest rest; keep the
+   candidates.  (No combiner: step 1's reducers already sent each pair at most once per task,
+   so a combiner would mostly re-sort and re-write step 2's input.)
 
-Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n`` and
+Output: ``doc_a doc_b<TAB>count`` with doc_a < doc_b, ``#prefix_dropped<TAB>n``,
 ``#pairs_counted<TAB>n`` (how many times step 1 counted a pair: the work that must stay
-linear in the corpus).
+linear in the corpus) and ``#bound_pruned<TAB>n`` (pairs counted often enough but dropped by
+the accumulated positional bound).
 
 Imports nothing from spamflow: a Spark or Hadoop worker gets only this package.
 """
@@ -43,8 +57,11 @@ from mrjob.job import MRJob
 from mrjob.protocol import RawProtocol, RawValueProtocol
 from mrjob.step import MRStep
 
+from spamflow_spin.buckets import bucket_of
+
 PREFIX_DROPPED = "#prefix_dropped"
 PAIRS_COUNTED = "#pairs_counted"
+BOUND_PRUNED = "#bound_pruned"
 EPS = 1e-9
 
 
@@ -106,91 +123,172 @@ class MRCandidatePairs(MRJob):
                           help="immutable<TAB>df lines (mr_immutable_frequency's output)")
         self.add_passthru_arg("--flush-at", type=int, default=200_000,
                               help="a reducer emits its pair counts when it holds this many pairs")
+        self.add_passthru_arg("--flush-postings", type=int, default=200_000,
+                              help="a mapper emits its posting lists when they hold this many entries")
+        self.add_passthru_arg("--buckets", type=int, default=4096,
+                              help="shuffle keys: a map task sends one record per bucket of immutables")
 
     def steps(self):
-        return [MRStep(mapper_init=self.load_frequencies, mapper=self.prefix,
-                       reducer_init=self.start_pair_counts, reducer=self.pairs_of_posting,
+        return [MRStep(mapper_init=self.start_postings, mapper=self.prefix, mapper_final=self.flush_postings,
+                       reducer_init=self.start_pair_counts, reducer=self.pairs_of_bucket,
                        reducer_final=self.finish_pair_counts),
-                MRStep(combiner=self.add_counts, reducer=self.keep_pairs)]
+                MRStep(reducer_init=self.start_pruned, reducer=self.keep_pairs,
+                       reducer_final=self.finish_pruned)]
 
     def load_frequencies(self):
-        self.df = {}
+        """The side file as a dict (every map task loads it: one split of the whole text, then
+        the line-by-line parse only to name a bad line)."""
         with open(self.options.frequencies, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                immutable, tab, df = line.rstrip("\n").partition("\t")
+            text = fh.read()
+        body = text[:-1] if text.endswith("\n") else text
+        fields = body.replace("\n", "\t").split("\t") if body else []
+        counts = fields[1::2]
+        if len(fields) % 2 or body.count("\n") + 1 != len(counts) > 0 or not all(map(str.isdigit, counts)):
+            for number, line in enumerate(text.splitlines(), 1):
+                immutable, tab, df = line.partition("\t")
                 if not tab or not df.isdigit():
                     raise ValueError(f"{self.options.frequencies}:{number}: not 'immutable<TAB>df': {line[:80]!r}")
-                self.df[immutable] = int(df)
+        self.df = dict(zip(fields[0::2], map(int, counts)))
+
+    def start_postings(self):
+        self.load_frequencies()
+        self.postings = {}
+        self.held = 0
+        self.prefix_dropped = 0
 
     def prefix(self, _, line):
         doc, tab, immutables = line.partition("\t")
         if not tab or not doc.lstrip("-").isdigit():
             raise ValueError(f"not a page line 'doc<TAB>immutables': {line[:80]!r}")
         df, max_pages = self.df, self.options.max_pages
-        items = sorted((f > max_pages, f, immutable) for immutable in immutables.split()
-                       for f in (df.get(immutable, 1),))
-        n = len(items)
-        hit_dropped = False
-        for pos, (dropped, f, immutable) in enumerate(items[:prefix_length(n, self.options.threshold,
-                                                                              self.options.min_shared)]):
-            if dropped:
-                hit_dropped = True
-            elif f > 1:
-                yield immutable, f"{doc} {n} {pos}"
-        if hit_dropped:
-            yield PREFIX_DROPPED, "1"
+        words = immutables.split()
+        n = len(words)
+        # the order (dropped, df, immutable) is (df, immutable): dropped means df > max_pages.
+        # Immutables of df 1 (not in the side file) come first and are never emitted, so only
+        # their number matters: it is where the shared ones start
+        get = df.get
+        shared = sorted([(f, word) for word in words if (f := get(word))])
+        singles = n - len(shared)
+        stop = prefix_length(n, self.options.threshold, self.options.min_shared) - singles
+        if stop <= 0:
+            return
+        postings, entry = self.postings, f"{doc} {n} "
+        for pos, (f, word) in enumerate(shared[:stop], singles):
+            if f > max_pages:
+                self.prefix_dropped += 1  # dropped ones are last: the rest of the prefix is too
+                break
+            held = postings.get(word)
+            if held is None:
+                postings[word] = [entry + str(pos)]
+            else:
+                held.append(entry + str(pos))
+        self.held += stop
+        if self.held >= self.options.flush_postings:
+            yield from self.flush_postings()
+
+    def flush_postings(self):
+        """In-mapper combining: the task's posting lists, one record per bucket of immutables,
+        ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...``."""
+        buckets, records = self.options.buckets, {}
+        for immutable, entries in self.postings.items():
+            records.setdefault(bucket_of(immutable, buckets), []).append(f"{immutable}\t{','.join(entries)}")
+        for bucket, held in records.items():
+            yield str(bucket), "\t".join(held)
+        if self.prefix_dropped:
+            yield PREFIX_DROPPED, str(self.prefix_dropped)
+        self.postings.clear()
+        self.held = self.prefix_dropped = 0
 
     def start_pair_counts(self):
         self.pair_counts = {}
         self.counted = 0
+        self.index_lengths = {}  # n -> index_length(n, t, k): the hot loop asks for the same few sizes
 
-    def pairs_of_posting(self, key, values):
+    def pairs_of_bucket(self, key, values):
         if key.startswith("#"):
-            yield key, f"{sum(map(int, values))} 0"
+            yield key, f"{sum(map(int, values))} 0 0"
             return
+        postings = {}
+        for value in values:
+            fields = value.split("\t")
+            for immutable, entries in zip(fields[0::2], fields[1::2]):
+                held = postings.get(immutable)
+                postings[immutable] = entries if held is None else f"{held},{entries}"
+        for entries in postings.values():
+            if "," in entries:  # else one page: no pair
+                self.count_pairs(entries)
+        if len(self.pair_counts) >= self.options.flush_at:
+            yield from self.flush_pair_counts()
+
+    def count_pairs(self, entries):
+        """Count the pairs allowed at one immutable, ``entries`` its ``doc n pos,...``."""
+        numbers = list(map(int, entries.replace(",", " ").split()))
+        pages = sorted(zip(numbers[1::3], numbers[0::3], numbers[2::3]))  # (n, doc, pos)
         t, k = self.options.threshold, self.options.min_shared
-        counts = self.pair_counts
-        pages = sorted((n, doc, pos) for doc, n, pos in (map(int, v.split()) for v in values))
+        counts, index_lengths = self.pair_counts, self.index_lengths
+        counted = 0
         for i, (n_y, doc_y, pos_y) in enumerate(pages):
-            if pos_y >= index_length(n_y, t, k):
+            indexed = index_lengths.get(n_y)
+            if indexed is None:
+                indexed = index_lengths[n_y] = index_length(n_y, t, k)
+            if pos_y >= indexed:
                 continue
+            rest_y = n_y - pos_y - 1
             for n_x, doc_x, pos_x in pages[i + 1:]:
                 if n_y < t * n_x - EPS:
                     break  # sorted by size: every later page is larger still
                 need = pair_overlap_needed(n_x, n_y, t)
-                if position_allows(pos_x, n_x, pos_y, n_y, need):
+                rest = min(n_x - pos_x - 1, rest_y)
+                if min(pos_x, pos_y) + 1 + rest >= need:  # position_allows
                     pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
-                    self.counted += 1
+                    counted += 1
                     count = counts.get(pair)
-                    counts[pair] = (1, min(k, need)) if count is None else (count[0] + 1, count[1])
-        if len(counts) >= self.options.flush_at:
-            yield from self.flush_pair_counts()
+                    if count is None:
+                        counts[pair] = (1, need, rest)
+                    else:
+                        counts[pair] = (count[0] + 1, need, min(count[2], rest))
+        self.counted += counted
 
     def flush_pair_counts(self):
-        """In-reducer combining: a pair counted at several immutables of this task is one record."""
-        for (a, b), (count, need) in self.pair_counts.items():
-            yield f"{a} {b}", f"{count} {need}"
+        """In-reducer combining: a pair counted at several immutables of this task is one entry
+        ``doc_a doc_b count alpha rest`` (rest: the smallest, at the last shared immutable counted:
+        rests only shrink along the global order), the entries sent one record per bucket of pairs."""
+        buckets, records = self.options.buckets, {}
+        for (a, b), (count, need, rest) in self.pair_counts.items():
+            records.setdefault((a + b) % buckets, []).append(f"{a} {b} {count} {need} {rest}")
+        for bucket, held in records.items():
+            yield str(bucket), ",".join(held)
         self.pair_counts.clear()
 
     def finish_pair_counts(self):
         yield from self.flush_pair_counts()
-        yield PAIRS_COUNTED, f"{self.counted} 0"
+        yield PAIRS_COUNTED, f"{self.counted} 0 0"
 
-    def add_counts(self, key, values):
-        total = need = 0
-        for value in values:
-            count, need_text = value.split()
-            total += int(count)
-            need = int(need_text)
-        yield key, f"{total} {need}"
+    def start_pruned(self):
+        self.pruned = 0
 
     def keep_pairs(self, key, values):
-        for out_key, value in self.add_counts(key, values):
-            total, need = map(int, value.split())
-            if key.startswith("#"):
-                yield key, str(total)
-            elif total >= need:
-                yield out_key, str(total)
+        if key.startswith("#"):
+            yield key, str(sum(int(value.split()[0]) for value in values))
+            return
+        totals = {}
+        for value in values:
+            for entry in value.split(","):
+                a, b, count, need, rest = entry.split()
+                held = totals.get((a, b))
+                totals[(a, b)] = ((int(count), int(need), int(rest)) if held is None else
+                                  (held[0] + int(count), held[1], min(held[2], int(rest))))
+        k = self.options.min_shared
+        for (a, b), (total, need, rest) in totals.items():
+            if total < min(k, need):
+                continue
+            if total + rest >= need:
+                yield f"{a} {b}", str(total)
+            else:
+                self.pruned += 1
+
+    def finish_pruned(self):
+        yield BOUND_PRUNED, str(self.pruned)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
 from spamflow.mr import run_job_lean
 from spamflow.progress import progress_bar
-from spamflow_spin.candidates import stage_candidates, task_args
+from spamflow_spin.candidates import candidate_pairs_count, stage_candidates, task_args
 from spamflow_spin.copies import between_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
@@ -102,7 +102,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
                 if doc in groups:
                     fh.write(f"{doc}\t{' '.join(immutables)}\n")
         candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
-    counts["candidate_pairs"] = len(candidates)
+    counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
     # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
     to_score = work / "pairs.tsv"
     counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
