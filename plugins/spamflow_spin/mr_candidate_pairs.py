@@ -189,7 +189,8 @@ class MRCandidatePairs(MRJob):
     def flush_postings(self):
         """In-mapper combining: the task's posting lists, one record per bucket of immutables,
         ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...``."""
-        buckets, records = self.options.buckets, {}
+        buckets = self.options.buckets
+        records: dict[int, list[str]] = {}
         for immutable, entries in self.postings.items():
             records.setdefault(bucket_of(immutable, buckets), []).append(f"{immutable}\t{','.join(entries)}")
         for bucket, held in records.items():
@@ -208,7 +209,7 @@ class MRCandidatePairs(MRJob):
         if key.startswith("#"):
             yield key, f"{sum(map(int, values))} 0 0"
             return
-        postings = {}
+        postings: dict[str, str] = {}
         for value in values:
             fields = value.split("\t")
             for immutable, entries in zip(fields[0::2], fields[1::2]):
@@ -253,7 +254,8 @@ class MRCandidatePairs(MRJob):
         """In-reducer combining: a pair counted at several immutables of this task is one entry
         ``doc_a doc_b count alpha rest`` (rest: the smallest, at the last shared immutable counted:
         rests only shrink along the global order), the entries sent one record per bucket of pairs."""
-        buckets, records = self.options.buckets, {}
+        buckets = self.options.buckets
+        records: dict[int, list[str]] = {}
         for (a, b), (count, need, rest) in self.pair_counts.items():
             records.setdefault((a + b) % buckets, []).append(f"{a} {b} {count} {need} {rest}")
         for bucket, held in records.items():
@@ -271,7 +273,7 @@ class MRCandidatePairs(MRJob):
         if key.startswith("#"):
             yield key, str(sum(int(value.split()[0]) for value in values))
             return
-        totals = {}
+        totals: dict[tuple[str, str], tuple[int, int, int]] = {}
         for value in values:
             for entry in value.split(","):
                 a, b, count, need, rest = entry.split()

@@ -54,7 +54,8 @@ class MRImmutableFrequency(MRJob):
     def flush(self):
         """One record per bucket, ``bucket -> immutable n immutable n ...``: the shuffle carries
         a few thousand long lines per task instead of one line per distinct immutable."""
-        buckets, entries = self.options.buckets, {}
+        buckets = self.options.buckets
+        entries: dict[int, list[str]] = {}
         for immutable, n in self.counts.items():
             entries.setdefault(bucket_of(immutable, buckets), []).append(f"{immutable} {n}")
         for bucket, held in entries.items():
