@@ -137,3 +137,28 @@ def test_incremental_keeps_the_saved_vocabulary_even_if_rare_here(runner, tmp_pa
         a = sp.load_npz(tmp_path / "full" / first.outputs[f"bm25_{snapshot}"]).toarray()
         b = sp.load_npz(tmp_path / "again" / again.outputs[f"bm25_{snapshot}"]).toarray()
         assert np.allclose(a, b, rtol=1e-12, atol=1e-15), snapshot
+
+
+def test_pair_counter_counts_the_given_terms_over_batches_as_a_plain_count():
+    """PairCounter against a Counter of (document, term) over batches whose names (each batch's
+    own distinct terms, in its own order) hold terms it was not given and a null."""
+    import pyarrow as pa
+
+    from spamflow_content.term_counts import KeptTerms, PairCounter
+
+    rng = np.random.default_rng(7)
+    given = sorted(f"t{i}" for i in range(0, 60, 2))  # the even terms only
+    counter = PairCounter(given, n_docs=9)
+    expected: Counter = Counter()
+    lengths = np.zeros(9)
+    for _ in range(5):
+        names = [f"t{i}" for i in rng.permutation(60)[:25]] + [None]
+        docs = rng.integers(0, 9, 400)
+        terms = rng.integers(0, len(names) - 1, 400)  # never the null name
+        counter.add(docs, terms, pa.array(names, pa.string()))
+        np.add.at(lengths, docs, 1)
+        expected.update((int(d), names[t]) for d, t in zip(docs, terms) if names[t] in given)
+    counts = counter.term_counts(KeptTerms(min_df=0.0, max_df=1.0))
+    got = {(int(d), counts.terms[t]): int(v) for d, t, v in zip(*sp.find(counts.tf))}
+    assert got == dict(expected)
+    assert counts.lengths.tolist() == lengths.tolist()  # every occurrence counts in the length
