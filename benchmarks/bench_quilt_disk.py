@@ -25,15 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_scale import QUILT_TMP_BOUND, RUNNER_ARGS, Sampler, make_web  # noqa: E402
+from bench_scale import QUILT_TMP_BOUND, RUNNER_ARGS, make_web, sampled_run  # noqa: E402
 from scale_web import Web, config_text  # noqa: E402
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency  # noqa: E402
 
@@ -61,20 +59,12 @@ def run_quilt(pages: int, web: Path, folder: Path, name: str, code: str | None, 
     path = os.pathsep.join(p for p in (code, os.environ.get("PYTHONPATH")) if p)
     env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=path)
     log = folder / f"run-{pages}-{name}.log"
-    started = time.time()
-    with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=err)
-        sampler = Sampler(proc.pid, workdir / "stages", tmp)
-        sampler.start()
-        code_ = proc.wait()
-    sampler.done.set()
-    sampler.join()
-    if code_ != 0:
-        raise SystemExit(f"spamflow run failed ({code_}) on {pages} pages with the {name} code; see {log}")
+    status, sampler, wall = sampled_run(config, workdir, tmp, env, log)
+    if status != 0:
+        raise SystemExit(f"spamflow run failed ({status}) on {pages} pages with the {name} code; see {log}")
     record = json.loads((workdir / "run.json").read_text())["stages"]["quilt"]
     quilts = Path(record["outputs"]["quilts"]).read_text().splitlines()
-    return {"wall_s": time.time() - started, "seconds": float(record.get("seconds") or 0.0),
+    return {"wall_s": wall, "seconds": float(record.get("seconds") or 0.0),
             "cpu_seconds": float(record.get("cpu_seconds") or 0.0), "peak_tmp": sampler.peak_tmp.get("quilt", 0),
             "peak_rss": sampler.peak_rss.get("quilt", 0), "quilts": sorted(quilts)}
 

@@ -170,6 +170,22 @@ def engine_choice(text: str) -> tuple[str, str]:
     return stage, engine
 
 
+def sampled_run(config: Path, workdir: Path, tmp: Path, env: dict[str, str], log: Path,
+                cwd: Path | None = None) -> tuple[int, Sampler, float]:
+    """``spamflow run -c config`` with a :class:`Sampler` watching it: exit status, sampler, wall seconds.
+    ``cwd``: where it runs (``python -m`` puts the working directory first on ``sys.path``)."""
+    started = time.time()
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
+                                cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        sampler = Sampler(proc.pid, workdir / "stages", tmp)
+        sampler.start()
+        status = proc.wait()
+    sampler.done.set()
+    sampler.join()
+    return status, sampler, time.time() - started
+
+
 def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdir: Path,
             engines: dict[str, str], detectors: list[str] | None = None, code: Path | None = None,
             stages_at_once: int = 1) -> dict:
@@ -185,20 +201,10 @@ def run_web(pages: int, web: Path, info: dict, folder: Path, runner: str, workdi
         env["PYTHONPATH"] = os.pathsep.join([str(code), str(code / "plugins"), str(code / "workflows"),
                                              env.get("PYTHONPATH", "")])
     log = web / f"{name}.log"
-    started = time.time()
-    with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config)], env=env,
-                                cwd=code,  # -m puts the working directory first on sys.path
-                                stdout=subprocess.DEVNULL, stderr=err)
-        sampler = Sampler(proc.pid, workdir / "stages", tmp)
-        sampler.start()
-        code = proc.wait()
-    sampler.done.set()
-    sampler.join()
-    wall = time.time() - started
-    if code != 0:
+    status, sampler, wall = sampled_run(config, workdir, tmp, env, log, cwd=code)
+    if status != 0:
         said = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("spamflow:")]
-        raise SystemExit(f"spamflow run failed ({code}) on {pages} pages, runner {runner}: "
+        raise SystemExit(f"spamflow run failed ({status}) on {pages} pages, runner {runner}: "
                          f"{' / '.join(said[-2:]) or 'no message'}; see {log}")
     stages = json.loads((workdir / "run.json").read_text())["stages"]
     per_stage = {}
