@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import luigi
@@ -24,13 +21,13 @@ from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
 from spamflow.runs import RunOutcome, StageRunner
 from spamflow.stage_runner import is_complete
-from spamflow_workflows.stage_task import FAILURES, FAILURES_DIR, StageTask, collect_failures, settings_to_json
+from spamflow_workflows.stage_task import FAILURES, StageTask, collect_failures, settings_to_json
 
 __all__ = ["RunOutcome", "check_scheduler", "final_tasks", "run_for_command", "run_pipeline"]
 
 
 def final_tasks(plan: dict[str, PlannedStage], workdir: str | Path, settings: RunSettings,
-                targets: set[str] | None = None) -> list[StageTask]:
+                targets: set[str] | None = None, failures_dir: str = "") -> list[StageTask]:
     """The stages nothing else requires (or ``targets``): building them builds the DAG.  (A
     stage after an incomplete one is itself incomplete, ``is_complete``, so Luigi, which looks
     no further than a complete task, reaches every stage to redo.)"""
@@ -39,22 +36,8 @@ def final_tasks(plan: dict[str, PlannedStage], workdir: str | Path, settings: Ru
         needed = set(plan) - targets
     plan_json = json.dumps({name: stage.to_json() for name, stage in plan.items()})
     return [StageTask(stage=name, signature=stage.signature, workdir=str(workdir), plan_json=plan_json,
-                      settings_json=settings_to_json(settings))
+                      settings_json=settings_to_json(settings), failures_dir=failures_dir)
             for name, stage in plan.items() if name not in needed]
-
-
-@contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    """``name=value`` in this process's environment (and its children's) for the block."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
 
 
 def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings, *,
@@ -75,9 +58,8 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     else:
         build_args["local_scheduler"] = True
     FAILURES.clear()
-    with tempfile.TemporaryDirectory(prefix="spamflow-failures-") as failures, \
-            _environment(FAILURES_DIR, failures):
-        result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets), **build_args)
+    with tempfile.TemporaryDirectory(prefix="spamflow-failures-") as failures:
+        result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets, failures), **build_args)
         collect_failures(Path(failures))
     wanted = [stage for name, stage in plan.items() if targets is None or name in targets]
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \

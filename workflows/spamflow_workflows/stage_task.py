@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 from functools import cached_property
 from pathlib import Path
 
@@ -26,15 +25,12 @@ from spamflow.storage import is_url, join
 FAILURES: dict[str, str] = {}
 """Stage name -> error message of the stages that failed in this process's last build."""
 
-FAILURES_DIR = "SPAMFLOW_FAILURES_DIR"
-"""Environment variable naming a folder where a failing stage also leaves its message (one
-``<stage>.txt``): with ``stages_at_once`` > 1 Luigi runs each stage in a child process,
-whose ``FAILURES`` the build's process never sees."""
-
-
-def record_failure(stage: str, message: str) -> None:
+def record_failure(stage: str, message: str, folder: str) -> None:
+    """``FAILURES[stage]``, and ``<folder>/<stage>.txt`` when the build gave a folder: with
+    ``stages_at_once`` > 1 Luigi runs each stage in a child process, whose ``FAILURES`` the
+    build's process never sees.  (A folder, not an environment variable: the environment
+    keys spamflow.storage's filesystem clients.)"""
     FAILURES[stage] = message
-    folder = os.environ.get(FAILURES_DIR)
     if folder:
         (Path(folder) / f"{stage}.txt").write_text(message, encoding="utf-8")
 
@@ -87,6 +83,8 @@ class StageTask(luigi.Task):
     plan_json = luigi.Parameter(significant=False, visibility=ParameterVisibility.PRIVATE)
     settings_json = luigi.Parameter(default="{}", significant=False,
                                     description="the run's RunSettings as JSON: how stages run, never what they make")
+    failures_dir = luigi.Parameter(default="", significant=False, visibility=ParameterVisibility.PRIVATE,
+                                   description="where a failing stage leaves its message for the build's process")
 
     @cached_property
     def plan(self) -> dict[str, PlannedStage]:
@@ -107,7 +105,7 @@ class StageTask(luigi.Task):
 
     def on_failure(self, exception: BaseException) -> str:
         message = str(exception) if isinstance(exception, SpamflowError) else f"{type(exception).__name__}: {exception}"
-        record_failure(self.stage, message)
+        record_failure(self.stage, message, self.failures_dir)
         return message
 
     def run(self) -> None:
