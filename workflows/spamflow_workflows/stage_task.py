@@ -25,6 +25,7 @@ from spamflow.storage import is_url, join
 FAILURES: dict[str, str] = {}
 """Stage name -> error message of the stages that failed in this process's last build."""
 
+
 def record_failure(stage: str, message: str, folder: str) -> None:
     """``FAILURES[stage]``, and ``<folder>/<stage>.txt`` when the build gave a folder: with
     ``stages_at_once`` > 1 Luigi runs each stage in a child process, whose ``FAILURES`` the
