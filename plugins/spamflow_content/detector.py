@@ -22,6 +22,7 @@ from spamflow_content import bm25, temporal
 from spamflow_content import mapreduce as mapreduce_jobs
 from spamflow_content.corpus import CorpusStats, WordCounter, top_words
 from spamflow_content.host_features import host_features
+from spamflow_content.key_index import KeyIndex
 from spamflow_content.measures import TOP_K, PopularTerms
 from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_SCHEMA, filled_lists, measured_pages
 from spamflow_content.page_batch import doc_keys as page_doc_keys
@@ -98,7 +99,7 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
     sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
     sample_filter = pc.field("doc_id").isin(sampled_ids)
     n_sampled = len(sampled_ids)
-    key_set = pa.array(doc_keys, pa.string())
+    key_index = KeyIndex(pa.array(doc_keys, pa.string()))
     if stats is None:
         words = WordCounter()
         candidates = Candidates(kept.min_df, len(doc_keys), n_sampled)
@@ -107,7 +108,7 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
             table = pa.Table.from_batches([batch])
             lists = filled_lists(table["words"])
             words.add(pc.list_flatten(lists))
-            doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
+            doc = key_index.positions(page_doc_keys(table))
             candidates.add(batch.num_rows, *bm25.term_occurrences(lists, doc))
         popular = PopularTerms(corpus=words.top(max(TOP_K)), query=query)
         del words
@@ -121,7 +122,7 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
     for batch in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures", progress):
         table = pa.Table.from_batches([batch])
         measured.append(measured_pages(table, popular))
-        doc = np.asarray(pc.index_in(page_doc_keys(table), value_set=key_set), dtype=np.int64)
+        doc = key_index.positions(page_doc_keys(table))
         pairs.add(*bm25.term_occurrences(filled_lists(table["words"]), doc))
     flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
     page_table = _concat(measured, MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
@@ -196,16 +197,17 @@ def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progres
     snapshots = table["snapshot"].to_pylist()
     keys = pa.array([f"{s}\t{normal_url(u)}" for s, u in zip(snapshots, urls)], pa.string())
     doc_ids = np.asarray(table["doc_id"], dtype=np.int64)
-    position = pa.array(doc_ids, pa.int64())
+    position = KeyIndex(pa.array(doc_ids, pa.int64()))
+    page_index = KeyIndex(keys)
     degree = np.zeros(len(keys), dtype=np.int64)
     total = 0
     for batch in _batches(pages, ["doc_id", "snapshot", "links"], None, counts["pages"], "content: links", progress):
         links = filled_lists(batch.column("links"))
         parent = np.asarray(pc.list_parent_indices(links), dtype=np.int64)
-        source = np.asarray(pc.index_in(batch.column("doc_id"), value_set=position).fill_null(-1), dtype=np.int64)
+        source = position.positions(batch.column("doc_id"))
         targets = pc.struct_field(pc.list_flatten(links), "url").fill_null("")
         link_keys = pc.binary_join_element_wise(batch.column("snapshot").take(pa.array(parent)), targets, "\t")
-        degree += in_degrees(keys, [(link_keys, source[parent])])
+        degree += in_degrees(page_index, [(link_keys, source[parent])])
         total += len(link_keys)
     group_keys = pc.binary_join_element_wise(table["snapshot"], table["host"], "\t").combine_chunks()
     groups = np.asarray(pc.dictionary_encode(group_keys).indices, dtype=np.int64)

@@ -27,6 +27,7 @@ from mrjob.protocol import RawValueProtocol, StandardJSONProtocol
 from mrjob.step import MRStep
 
 from spamflow_content.corpus import count_words
+from spamflow_content.key_index import KeyIndex
 from spamflow_content.page_batch import filled_lists, named_term_counts, part_batches, sampled
 from spamflow_content.text import STOP_WORDS
 
@@ -48,7 +49,7 @@ class MRContentCorpus(MRJob):
                 MRStep(reducer=self.postings)]
 
     def load_sample(self) -> None:
-        self.sampled_ids = pq.read_table(self.options.sample, columns=["doc_id"])["doc_id"].combine_chunks()
+        self.sampled_ids = KeyIndex(pq.read_table(self.options.sample, columns=["doc_id"])["doc_id"])
 
     def count_part(self, _: None, path: str) -> Iterator[tuple[str, int]]:
         if not path.strip():

@@ -27,6 +27,7 @@ from mrjob.protocol import RawValueProtocol, StandardJSONProtocol
 from mrjob.step import MRStep
 
 from spamflow_content.host_features import host_features
+from spamflow_content.key_index import KeyIndex
 from spamflow_content.measures import PopularTerms
 from spamflow_content.page_batch import MEASURED_COLUMNS, PAGE_SCHEMA, doc_keys, measured_pages, part_batches, sampled
 
@@ -47,7 +48,7 @@ class MRContentPages(MRJob):
 
     def load_inputs(self) -> None:
         self.sample = pq.read_table(self.options.sample, columns=["doc_id", "is_home", "is_max_linked"])
-        self.sampled_ids = self.sample["doc_id"].combine_chunks()
+        self.sampled_ids = KeyIndex(self.sample["doc_id"])  # indexed once, not per batch
         with open(self.options.popular, encoding="utf-8") as fh:
             lists = json.load(fh)
         self.popular = PopularTerms(corpus=lists["corpus"], query=lists["query"])
@@ -64,8 +65,7 @@ class MRContentPages(MRJob):
             if table.num_rows == 0:
                 continue
             pages = measured_pages(table, self.popular)
-            where = pc.index_in(pages["doc_id"], value_set=self.sampled_ids)
-            flags = self.sample.take(where)
+            flags = self.sample.take(pa.array(self.sampled_ids.positions(pages["doc_id"])))
             pages = pages.append_column("is_home", flags["is_home"]).append_column(
                 "is_max_linked", flags["is_max_linked"])
             for row in zip(*(pages[name].to_pylist() for name in pages.column_names)):

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow_content import bm25
+from spamflow_content.key_index import KeyIndex
 from spamflow_content.measures import MEASURES, PAGE_COLUMNS, PopularTerms, page_measures
 
 BATCH_ROWS = 2048
@@ -80,6 +81,6 @@ def part_batches(path: str, columns: list[str]) -> Iterator[pa.Table]:
             yield pa.Table.from_batches([batch])
 
 
-def sampled(table: pa.Table, sampled_ids: pa.Array) -> pa.Table:
+def sampled(table: pa.Table, sampled_ids: KeyIndex) -> pa.Table:
     """The rows of ``table`` whose ``doc_id`` is in the sample."""
-    return table.filter(pc.is_in(table["doc_id"], value_set=sampled_ids))
+    return table.filter(pa.array(sampled_ids.contains(table["doc_id"])))

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from spamflow.parse.html_text import absolute_url
+from spamflow_content.key_index import KeyIndex
 
 _INDEX_PAGES = {"/index.html", "/index.htm", "/index.php", "/index.asp", "/index.aspx", "/default.asp",
                 "/default.aspx", "/index.shtml", "/index.jsp", "/home.html", "/home.htm"}
@@ -41,16 +41,16 @@ def normal_url(url: str) -> str:
     return absolute_url(url, url) or url
 
 
-def in_degrees(page_keys: pa.Array, link_batches: list[tuple[pa.Array, pa.Array]]) -> np.ndarray:
+def in_degrees(page_keys: KeyIndex, link_batches: list[tuple[pa.Array, pa.Array]]) -> np.ndarray:
     """Links pointing at each page, from other pages of the same snapshot.
 
-    ``page_keys`` are ``snapshot \\t normalised url`` per page; each link batch is
+    ``page_keys`` index ``snapshot \\t normalised url`` per page; each link batch is
     (``snapshot \\t target url`` of each link, index of the linking page).  A page's links to
     itself do not count; repeated links from one page count once each.
     """
     degree = np.zeros(len(page_keys), dtype=np.int64)
     for targets, source in link_batches:
-        hit = np.asarray(pc.index_in(targets, value_set=page_keys).fill_null(-1), dtype=np.int64)
+        hit = page_keys.positions(targets)
         keep = (hit >= 0) & (hit != source)
         degree += np.bincount(hit[keep], minlength=len(page_keys))
     return degree
