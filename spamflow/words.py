@@ -86,8 +86,9 @@ def _word_characters(points: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
     return keep
 
 
-_NOT_ASCII_ALNUM = np.array([not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) for c in range(256)])
-"""Bytes that HTML noise keeps before looking at non-ASCII characters: all but ``[A-Za-z0-9]``."""
+_NOT_ASCII_ALNUM = bytes(0 if 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 else 1 for c in range(256))
+"""Bytes that HTML noise keeps before looking at non-ASCII characters: all but ``[A-Za-z0-9]``
+(as a ``bytes.translate`` table giving 1 for a byte kept, 0 for one dropped)."""
 
 
 def html_noise(html: str, utf8: bytes | None = None) -> str:
@@ -119,12 +120,13 @@ def html_noise_utf8(html: str, utf8: bytes | None = None) -> bytes:
     if utf8 is None:
         utf8 = html.encode("utf-8", "surrogatepass")
     # ASCII letters and digits first, as bytes (UTF-8 sequences have no byte below 0x80):
-    # a mask and numpy's compress, ~10 % faster than ``bytes.translate`` deleting them
-    # (whose branch per byte is mispredicted on text);
+    # a keep mask made by ``bytes.translate`` (a plain table lookup per byte in C: twice as
+    # fast as numpy's ``take`` over a table) and numpy's compress; both together ~1.6x faster
+    # than ``bytes.translate`` deleting them (whose branch per byte is mispredicted on text);
     # then the non-ASCII ones by a lookup over their code points (a regular expression would
     # take 8x longer on real pages), decoding only the non-ASCII characters.
     data = np.frombuffer(utf8, np.uint8)
-    rest = np.compress(_NOT_ASCII_ALNUM.take(data), data)
+    rest = np.compress(np.frombuffer(utf8.translate(_NOT_ASCII_ALNUM), np.bool_), data)
     high, word = _non_ascii_characters(rest)
     if not word.any():
         return rest.tobytes()

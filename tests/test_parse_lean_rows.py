@@ -73,6 +73,16 @@ def test_html_noise_in_utf8_drops_exactly_the_word_characters():
             assert html_noise_utf8(text, text.encode("utf-8")) == expected.encode("utf-8"), text
 
 
+def test_html_noise_keeps_every_ascii_character_but_letters_and_digits():
+    # every ASCII character alone and between letters, through both the text and the UTF-8
+    # entry (the byte table that keeps or drops each byte); the definition is str.isalnum
+    for code in range(128):
+        text = f"a{chr(code)}Z9{chr(code)}"
+        expected = "" if chr(code).isalnum() else 2 * chr(code)
+        assert html_noise_utf8(text) == expected.encode("ascii"), code
+        assert html_noise_utf8(text, text.encode("ascii")) == expected.encode("ascii"), code
+
+
 def _pages_warc(tmp_path):
     bodies = [html("Zoë's café", '<p>Straße — 日本 <a href="/x">Ünïcode</a> <a href="http://B.example/y#f" '
                    'rel="NoFollow">b</a></p>'),
