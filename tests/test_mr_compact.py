@@ -44,16 +44,17 @@ SPY = textwrap.dedent("""\
 """)
 
 
-@pytest.mark.parametrize("flush_rows", [None, 40])  # 40: mappers flush often, so job (a) runs its combiner
+@pytest.mark.parametrize("flush_rows", [None, 40])  # 40: mappers flush often, and job (a) runs its combiner
 def test_map_files_are_gone_when_the_reducer_input_is_sorted(tmp_path, flush_rows):
     pages = random_corpus(3)
     shingles = _shingles(pages, PARAMS.k, tmp_path / "shingles.tsv")
-    expected = find_quilts(shingles, tmp_path / "inline", PARAMS, "inline", flush_rows=flush_rows)
+    combiner = bool(flush_rows)
+    expected = find_quilts(shingles, tmp_path / "inline", PARAMS, "inline", flush_rows=flush_rows, combiner=combiner)
     assert expected
     spy, log = tmp_path / "spy.py", tmp_path / "sorts.jsonl"
     spy.write_text(SPY)
     got = find_quilts(shingles, tmp_path / "local", PARAMS, "local",
-                      ("--sort-bin", f"{sys.executable} {spy} {log}"), flush_rows=flush_rows)
+                      ("--sort-bin", f"{sys.executable} {spy} {log}"), flush_rows=flush_rows, combiner=combiner)
     assert got == expected
     sorts = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(sorts) == 4  # job (a), job (b), job (c)'s two steps

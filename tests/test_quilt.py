@@ -65,12 +65,12 @@ def _shingles(pages: list[dict], k: int, path: Path, window: int | None = WINDOW
     return path
 
 
-def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, window=WINDOW_PAGES, **params):
+def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, window=WINDOW_PAGES, combiner=None, **params):
     qp = QuiltParams(**params)
     work = tmp_path / f"work-{runner}-{buckets}-{flush_rows}-{window}-{abs(hash(json.dumps(params, sort_keys=True)))}"
     work.mkdir()
     found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv", window), work, qp, runner,
-                        buckets=buckets, flush_rows=flush_rows)
+                        buckets=buckets, flush_rows=flush_rows, combiner=combiner)
     return [{"doc_id": d, "n_grams": c["n_grams"], "n_patch_grams": c["n_patch_grams"],
              "sources": [tuple(s) for s in c["sources"]]} for d, c in found]
 
@@ -121,19 +121,20 @@ def test_result_does_not_depend_on_how_records_are_batched(tmp_path, buckets, fl
         params = {"k": 3, "m": 6, "c": 2, "theta": 0.4, "foreign": foreign}
         expected = _ref(pages, **params)
         assert expected
-        assert _mr(pages, tmp_path, buckets=buckets, flush_rows=flush_rows, **params) == expected
+        assert _mr(pages, tmp_path, buckets=buckets, flush_rows=flush_rows, combiner=bool(flush_rows),
+                   **params) == expected
 
 
-def test_job_a_runs_its_combiner_only_when_a_map_task_flushes_more_than_once(tmp_path):
+def test_job_a_runs_its_combiner_only_on_a_cluster():
     """The batching test above runs job (a) with its combiner (flushes of 1-7 rows) and
     without it (one flush per task); both give the reference's answer there.  Here: which
-    of the two the driver picks, and that --no-combiner removes the combiner from the step."""
-    shingles = tmp_path / "shingles.tsv"
-    shingles.write_bytes(b"x" * 16 * 1000)  # ~1,000 grams
-    assert not combiner_pays(shingles, "local", None)
-    assert combiner_pays(shingles, "local", 1)
-    assert combiner_pays(shingles, "inline", 10)
-    assert combiner_pays(shingles, "hadoop", None)  # the cluster's split size is unknown: keep it
+    of the two the driver picks (on the inline and local runners never, whatever the input's
+    size: the combiner only re-sorts and re-writes a local shuffle), and that --no-combiner
+    removes the combiner from the step."""
+    for runner in ("inline", "local"):
+        assert not combiner_pays(runner)
+    for runner in ("hadoop", "emr", "spark"):
+        assert combiner_pays(runner)
     with_combiner = MRGramDocumentFrequency(["--m", "5"]).steps()[0]
     without = MRGramDocumentFrequency(["--m", "5", "--no-combiner"]).steps()[0]
     assert with_combiner.has_explicit_combiner and not without.has_explicit_combiner
