@@ -184,10 +184,6 @@ class Stage:
     """Stages whose outputs ``run`` reads: ``parse`` or names of other detectors."""
     uses_mapreduce: ClassVar[bool] = False
     """True if ``run`` starts mrjob jobs: the configured runner is then checked at validation."""
-    priority: ClassVar[int] = 0
-    """Which of the stages ready at once starts first (Luigi's task priority, higher first):
-    with ``stages_at_once`` > 1 a run ends soonest when its longest stages start first, so
-    a stage that is among the longest on large crawls says so here.  Never changes outputs."""
     host_tables: ClassVar[tuple[PerHostTable, ...]] = ()
     """The per-host tables ``run`` writes (:mod:`spamflow.per_host`): checked when the stage
     publishes, then joined by the classifier and shown in the report's host table."""

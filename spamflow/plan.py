@@ -93,12 +93,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         folder = f"{cls.name}-{sig}"
         local = config.workdir / "stages" / folder
         if config.workdir_url is None:
-            planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(local), files,
-                                             priority=cls.priority)
+            planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(local), files)
         else:
             planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig,
-                                             join(config.workdir_url, "stages", folder), files, str(local),
-                                             priority=cls.priority)
+                                             join(config.workdir_url, "stages", folder), files, str(local))
 
     source = config.model.input
     if source.demo is not None:

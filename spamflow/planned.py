@@ -22,8 +22,6 @@ class PlannedStage:
     local_directory: str = ""
     """Where the stage runs and its files are kept on this machine when ``directory`` is a URL
     (a remote workdir's local cache, :mod:`spamflow.storage`); empty for a local workdir."""
-    priority: int = 0
-    """The stage class's ``priority``: which of the stages ready at once the DAG starts first."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

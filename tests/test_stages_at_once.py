@@ -113,28 +113,3 @@ def test_flag_and_config_key(project, plugins, tmp_path):
     path.write_text(CONFIG.format(workdir="w", stages_at_once=0))
     with pytest.raises(Exception, match="stages_at_once"):
         load_config(path, plugins)
-
-
-def _recording(project: Path, name: str, original):
-    """A stage's run that appends its name to ``order.txt`` when it starts."""
-
-    def run(self, ctx):
-        with open(project / "order.txt", "a", encoding="utf-8") as fh:
-            fh.write(name + "\n")
-        return original(self, ctx)
-
-    return run
-
-
-@pytest.mark.parametrize("first", ["obvious", "hss"])
-def test_of_the_stages_ready_at_once_the_higher_priority_starts_first(project, plugins, monkeypatch, first):
-    """One stage at a time, so the order is the scheduler's alone: whichever of the two
-    independent stages declares the higher ``priority`` runs first (without priorities Luigi
-    starts them in the order it met them, the same order both times)."""
-    monkeypatch.setattr(ObviousDetector, "run", _recording(project, "obvious", ObviousDetector.run))
-    monkeypatch.setattr(HSSDetector, "run", _recording(project, "hss", HSSDetector.run))
-    monkeypatch.setattr(ObviousDetector, "priority", 5 if first == "obvious" else 0)
-    monkeypatch.setattr(HSSDetector, "priority", 5 if first == "hss" else 0)
-    outcome = _run(project, plugins, f"first-{first}", 1)
-    assert outcome.ok, outcome.summary
-    assert (project / "order.txt").read_text().split() == [first, "hss" if first == "obvious" else "obvious"]

@@ -41,7 +41,6 @@ class ContentDetector(Detector):
     host_tables = (PerHostTable("hosts"),)  # the WSC content features; see docs/content.md
     requires = ("parse",)
     uses_mapreduce = True  # engine: mapreduce, or auto on a cluster runner or over mapreduce_above pages
-    priority = 2  # among the longest at scale: start before the quick detectors
     frozen_statistics = {"corpus_stats": "corpus_stats"}  # a model scores new hosts against these (section 6.2)
 
     def run(self, ctx: StageContext) -> StageResult:

@@ -130,7 +130,6 @@ class QuiltDetector(Detector):
                                           HostFeature("quilted_fraction", "quilted_pages / pages"))),)
     requires = ("parse",)
     uses_mapreduce = True
-    priority = 2  # among the longest at scale: start before the quick detectors
 
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params

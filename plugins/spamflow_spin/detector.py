@@ -236,7 +236,6 @@ class SpinDetector(Detector):
         HostFeature("is_promoted", "some campaign promotes the host"))),)
     requires = ("parse",)
     uses_mapreduce = True
-    priority = 3  # the longest detector on scale_web's 10^6 pages (docs/config.md, stages_at_once)
 
     @classmethod
     def input_files(cls, params: BaseModel) -> dict[str, Path]:

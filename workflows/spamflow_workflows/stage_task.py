@@ -95,11 +95,6 @@ class StageTask(luigi.Task):
     def planned(self) -> PlannedStage:
         return self.plan[self.stage]
 
-    @property
-    def priority(self) -> int:  # type: ignore[override]
-        """Luigi starts the ready task of highest priority first: the stage's own."""
-        return self.planned.priority
-
     def settings(self) -> RunSettings:
         return settings_from_json(self.settings_json)
 
