@@ -48,8 +48,8 @@ What is compared, per stage:
 
 Ignored, because they legitimately differ between two runs of the same stage:
 
-* in ``stage.json``: ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds`` and
-  ``finished_at`` (timings), and the counts of what the engine did: ``mapreduce_jobs``
+* in ``stage.json``: ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds``,
+  ``cpu_seconds`` and ``finished_at`` (timings), and the counts of what the engine did: ``mapreduce_jobs``
   (links), ``engine_mapreduce_snapshots`` (spin);
 * in ``run.json``: everything but the list of stages and their directories (``status``,
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
@@ -89,7 +89,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "finished_at"})
+IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "cpu_seconds", "finished_at"})
 IGNORED_COUNTS = frozenset({"mapreduce_jobs", "engine_mapreduce_snapshots"})  # what the engine did, not found
 SCRATCH_OUTPUT = "work"
 SHOWN = 80  # characters of a value shown in a difference
