@@ -71,7 +71,7 @@ def _run(root: Path, name: str, *, stored_otherwise: bool = False, differ: bool 
     if differ:
         hosts["pagerank"][1] = 0.25 + 1e-6  # b.com in 2026-01, beyond the tolerance
     ids = {"run_id": name * 32, "upstream_runs": {"parse": name}, "seconds": len(name) + 0.5,
-           "cpu_seconds": len(name) + 0.25, "finished_at": f"2026-11-25T00:00:{len(name):02d}+00:00"}
+           "cpu_seconds": ord(name[0]) + 0.25, "finished_at": f"2026-11-25T00:00:{len(name):02d}+00:00"}
     pages = pa.table(PAGES)
     parts = ({"pages/part-00000.parquet": pages} if stored_otherwise else
              {"pages/part-00000.parquet": pages.slice(0, 2), "pages/part-00001.parquet": pages.slice(2)})
