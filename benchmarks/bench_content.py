@@ -157,10 +157,14 @@ def phase_measures(folder: Path) -> dict:
     from spamflow_content.text import load_query_terms
 
     dataset = ds.dataset(folder, format="parquet")
+    def words():
+        for batch in dataset.to_batches(columns=["words"], batch_size=2048):
+            yield pa.compute.list_flatten(batch.column("words"))
+
     counter = WordCounter()
-    for batch in dataset.to_batches(columns=["words"], batch_size=2048):
-        counter.add(pa.compute.list_flatten(batch.column("words")))
-    popular = PopularTerms(counter.top(1000), load_query_terms(None))
+    for flat in words():
+        counter.add(flat)
+    popular = PopularTerms(counter.top(1000, again=words), load_query_terms(None))
     start = time.perf_counter()
     cpu = time.process_time()
     pages = 0

@@ -110,7 +110,12 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
             words.add(pc.list_flatten(lists))
             doc = key_index.positions(page_doc_keys(table))
             candidates.add(batch.num_rows, *bm25.term_occurrences(lists, doc))
-        popular = PopularTerms(corpus=words.top(max(TOP_K)), query=query)
+        def words_again():  # only when the corpus outgrew the counter (corpus.WORD_CAPACITY words)
+            for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words, recount",
+                                  progress):
+                yield pc.list_flatten(filled_lists(batch.column("words")))
+
+        popular = PopularTerms(corpus=words.top(max(TOP_K), again=words_again), query=query)
         del words
         pairs = PairCounter(candidates.names(), len(doc_keys))
         del candidates

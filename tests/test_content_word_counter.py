@@ -1,0 +1,130 @@
+"""The content stage's bounded word counter (``corpus.WordCounter``): a Misra-Gries summary
+whose ranking of the corpus words stays exact, checked against ``collections.Counter``."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from spamflow_content.corpus import WordCounter
+from spamflow_content.text import STOP_WORDS
+
+
+def _corpus(seed: int, pages: int = 300, vocabulary: int = 5000) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(vocabulary)] + ["the", "of", "and", "é", "z", "ß"]
+    return [[vocab[int(j) % len(vocab)] for j in rng.zipf(1.3, size=int(rng.integers(5, 300)))] for _ in range(pages)]
+
+
+def _batches(pages: list[list[str]], size: int = 7) -> list[pa.Array]:
+    return [pa.array([w for p in pages[i:i + size] for w in p], pa.string()) for i in range(0, len(pages), size)]
+
+
+def _expected(pages: list[list[str]], k: int) -> list[str]:
+    counts = Counter(w for p in pages for w in p if w not in STOP_WORDS)
+    return sorted(counts, key=lambda w: (-counts[w], w))[:k]
+
+
+@pytest.mark.parametrize("capacity", [None, 1 << 21, 400, 60])
+@pytest.mark.parametrize("k", [1, 10, 50])
+def test_top_words_are_exact_whatever_the_capacity(capacity, k):
+    """Small capacities cut words from the summary; the ranking is recounted and stays exact."""
+    pages = _corpus(5)
+    batches = _batches(pages)
+    counter = WordCounter(capacity)
+    for batch in batches:
+        counter.add(batch)
+    recounts = []
+
+    def again():
+        recounts.append(1)
+        return iter(batches)
+
+    assert counter.top(k, again=again) == _expected(pages, k)
+    if capacity is not None and capacity < 1000:
+        assert counter.error > 0 and recounts == [1]  # the corpus has ~2,000 distinct words: it was cut
+    else:
+        assert counter.error == 0 and recounts == []  # nothing cut: no second pass
+
+
+def test_the_summary_keeps_the_misra_gries_bounds():
+    """Every kept count is within [true - error, true]; a word not kept has at most ``error``
+    occurrences; ``error`` is at most the occurrences / (capacity + 1); the summary holds at
+    most ``capacity`` words once merged."""
+    pages = _corpus(8, pages=500)
+    capacity = 100
+    counter = WordCounter(capacity)
+    for batch in _batches(pages, size=3):
+        counter.add(batch)
+    truth = Counter(w for p in pages for w in p if w not in STOP_WORDS)
+    kept = dict(zip(counter.counts()["word"].to_pylist(), counter.counts()["n"].to_pylist()))
+    assert 0 < len(kept) <= capacity
+    assert 0 < counter.error <= sum(truth.values()) / (capacity + 1)
+    for word, n in truth.items():
+        if word in kept:
+            assert n - counter.error <= kept[word] <= n
+        else:
+            assert n <= counter.error
+    assert not set(kept) & STOP_WORDS
+
+
+def test_a_cut_summary_needs_the_pages_again():
+    counter = WordCounter(capacity=5)
+    for batch in _batches(_corpus(2)):
+        counter.add(batch)
+    with pytest.raises(ValueError, match="give again"):
+        counter.top(3)
+
+
+def test_capacity_below_k_falls_back_to_counting_everything():
+    """The k-th kept count is then no bound (fewer than k words kept): every word is recounted."""
+    pages = _corpus(3)
+    batches = _batches(pages)
+    counter = WordCounter(capacity=20)
+    for batch in batches:
+        counter.add(batch)
+    assert counter.top(40, again=lambda: iter(batches)) == _expected(pages, 40)
+
+
+@pytest.mark.parametrize("capacity", [5000, 50])
+def test_the_stage_gives_the_same_outputs_when_its_counter_is_cut(tmp_path, monkeypatch, capacity):
+    """The stage with a small counter against the default one (nothing cut): the same corpus
+    words, page measures and host features.  5,000 words: the 1,000 words' candidates are
+    recounted; 50: fewer than 1,000 kept, every word is recounted."""
+    from collections import Counter as Counts
+
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    from content_pages import page_row, write_pages
+    from spamflow_content import detector
+    from spamflow_content.corpus import CorpusStats
+    from spamflow_content.params import ContentParams
+
+    pages = _corpus(13, pages=600, vocabulary=20000)  # 7,577 distinct words
+    rows = [page_row(f"http://h{i % 9}.example/p{i}", p) for i, p in enumerate(pages)]
+    dataset = ds.dataset(write_pages(rows, tmp_path / "p"), format="parquet")
+    made: list[WordCounter] = []
+
+    def small_counter() -> WordCounter:
+        made.append(WordCounter(capacity))
+        return made[-1]
+
+    outputs = {}
+    for name in ("default", "cut"):
+        if name == "cut":
+            monkeypatch.setattr(detector, "WordCounter", small_counter)
+        out = tmp_path / name
+        out.mkdir()
+        detector.featurise(dataset, out, ContentParams(), None, Counts())
+        outputs[name] = (CorpusStats.load(out / "corpus_stats.json"), pq.read_table(out / "pages.parquet"),
+                         pq.read_table(out / "hosts.parquet"))
+    (stats, page_table, host_table), (cut_stats, cut_pages, cut_hosts) = outputs["default"], outputs["cut"]
+    kept = np.asarray(made[0].counts()["n"])
+    kth = np.sort(kept)[-1000] if len(kept) >= 1000 else 0
+    assert made[0].error > 0 and (made[0].error < kth) == (capacity == 5000)  # the path the docstring says
+    assert cut_stats.corpus_words == stats.corpus_words == _expected(pages, 1000)
+    assert cut_pages.equals(page_table) and cut_hosts.equals(host_table)
