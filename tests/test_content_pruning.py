@@ -162,3 +162,56 @@ def test_pair_counter_counts_the_given_terms_over_batches_as_a_plain_count():
     got = {(int(d), counts.terms[t]): int(v) for d, t, v in zip(*sp.find(counts.tf))}
     assert got == dict(expected)
     assert counts.lengths.tolist() == lengths.tolist()  # every occurrence counts in the length
+
+
+@pytest.mark.parametrize("capacity", [None, 1000, 600, 3])
+def test_candidates_hold_every_eligible_term_and_few_others(capacity):
+    """Candidates against document frequencies counted by brute force, on batches of pages of
+    documents with Zipf-distributed terms: every term in at least ``min_df`` of the nonempty
+    documents is a candidate, whatever the summary's capacity; a summary that can vouch for
+    its terms (error below the threshold) leaves out every term whose summed chunk
+    frequencies stay below it; one that cannot (3 terms) leaves the chunk rule alone."""
+    import pyarrow as pa
+
+    from spamflow_content import term_counts
+    from spamflow_content.term_counts import Candidates
+
+    rng = np.random.default_rng(3)
+    n_docs, min_df = 40, 0.5
+    pages = [(int(rng.integers(0, n_docs)), [f"t{int(j)}" for j in rng.zipf(1.4, size=int(rng.integers(1, 60)))])
+             for _ in range(3000)]
+    docs_of: dict[str, set[int]] = {}
+    for doc, terms in pages:
+        for t in terms:
+            docs_of.setdefault(t, set()).add(doc)
+    present = len({doc for doc, terms in pages if terms})
+    eligible = {t for t, docs in docs_of.items() if len(docs) >= min_df * present}
+    old_chunk = term_counts.CHUNK_PAGES
+    term_counts.CHUNK_PAGES = 200  # 15 chunks of 200 pages
+    try:
+        candidates = Candidates(min_df, n_docs, len(pages), capacity=capacity)
+        chunk_sums: Counter = Counter()
+        for start in range(0, len(pages), 50):  # batches of 50 pages
+            batch = pages[start:start + 50]
+            names = sorted({t for _, terms in batch for t in terms})
+            column = {t: i for i, t in enumerate(names)}
+            docs = np.array([d for d, terms in batch for _ in terms], dtype=np.int64)
+            terms = np.array([column[t] for _, ts in batch for t in ts], dtype=np.int64)
+            candidates.add(len(batch), docs, terms, pa.array(names, pa.string()))
+        for start in range(0, len(pages), 200):
+            chunk: dict[str, set[int]] = {}
+            for doc, terms in pages[start:start + 200]:
+                for t in terms:
+                    chunk.setdefault(t, set()).add(doc)
+            chunk_sums.update({t: len(d) for t, d in chunk.items()})
+        got = set(candidates.names())
+    finally:
+        term_counts.CHUNK_PAGES = old_chunk
+    assert eligible <= got
+    if capacity == 3:
+        assert candidates._df_sums.error >= min_df * present
+        assert len(got) > len({t for t in got if chunk_sums[t] >= min_df * present})  # the chunk rule alone
+    else:
+        assert candidates._df_sums.error < min_df * present
+        assert got <= {t for t, n in chunk_sums.items() if n + candidates._df_sums.error >= min_df * present}
+        assert len(got) < len(docs_of) / 4

@@ -99,10 +99,11 @@ def test_the_stage_gives_the_same_outputs_when_its_counter_is_cut(tmp_path, monk
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
-    from content_pages import page_row, write_pages
     from spamflow_content import detector
     from spamflow_content.corpus import CorpusStats
     from spamflow_content.params import ContentParams
+
+    from content_pages import page_row, write_pages
 
     pages = _corpus(13, pages=600, vocabulary=20000)  # 7,577 distinct words
     rows = [page_row(f"http://h{i % 9}.example/p{i}", p) for i, p in enumerate(pages)]

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
 from spamflow_content.text import STOP_WORDS
 
@@ -77,65 +78,33 @@ def top_words(counts: pa.Table, k: int) -> list[str]:
 
 
 WORD_CAPACITY = 1 << 21
-"""Distinct words the in-process counter holds (~2M): a crawl's vocabulary grows with the
-crawl (10^6 scale_web pages: the unbounded counter peaked at 4.6 GB merging its parts), its
-1,000 most frequent words do not."""
+"""Distinct words the in-process counter keeps (~2M): a crawl's vocabulary grows with the
+crawl, its 1,000 most frequent words do not."""
 
 
 class WordCounter:
     """Occurrences of the non-stop words of the batches it is given, to rank the corpus words
-    exactly, in memory bounded by ``capacity`` distinct words (None: unbounded).
-
-    A Misra-Gries summary in its mergeable form (Agarwal et al., "Mergeable summaries",
-    PODS 2012): batches' counts are merged into the summary, and when it holds more than
-    ``capacity`` words, the (capacity+1)-th largest count ``c`` is taken from every count and
-    the words left at zero or below are dropped.  ``error`` sums those ``c``: every word's
-    kept count lies in [true - error, true] (a word not kept has true <= error), and error is
-    at most the occurrences seen / (capacity + 1), since each cut takes ``c`` from at least
-    capacity + 1 words.  Nothing cut (error 0): the counts are exact.  Otherwise :meth:`top`
-    recounts exactly, over the pages again, only the words that can be in the top k."""
+    exactly, in memory bounded by ``capacity`` distinct words (None: unbounded): a
+    :class:`~spamflow_content.count_summary.CountSummary`.  Nothing cut (every corpus of up to
+    ``capacity`` distinct words): the counts are exact.  Otherwise :meth:`top` recounts
+    exactly, over the pages again, only the words that can be among the top k."""
 
     def __init__(self, capacity: int | None = WORD_CAPACITY) -> None:
-        self.capacity = capacity
-        self.error = 0
-        self._parts: list[pa.Table] = []  # the merged counts first, then the batches' since
-        self._pending_rows = 0
+        self._summary = CountSummary(capacity)
+
+    @property
+    def error(self) -> int:
+        """How far below its true count a kept count may be (0: exact)."""
+        return self._summary.error
 
     def add(self, flat_words: pa.Array) -> None:
         part = count_words(flat_words)
         part = part.filter(pc.invert(pc.is_in(part["word"], value_set=_STOP)))
-        self._parts.append(part)
-        self._pending_rows += part.num_rows
-        # merge when the new rows reach the merged ones (at least 2^20; at most capacity): linear in all
-        bound = max(self._parts[0].num_rows, 1 << 20)
-        if self.capacity is not None:
-            bound = min(bound, max(self.capacity, 1))
-        if self._pending_rows >= bound and len(self._parts) > 1:
-            self._parts = [self._merged()]
-            self._pending_rows = 0
-
-    def _merged(self) -> pa.Table:
-        """The summary: the parts' counts summed per word, cut to ``capacity`` words."""
-        if not self._parts:
-            return pa.table({"word": pa.array([], pa.string()), "n": pa.array([], pa.int64())})
-        parts = pa.concat_tables(self._parts)
-        words = pc.dictionary_encode(parts["word"].combine_chunks())  # leaner than a group_by's hash table
-        n = np.bincount(np.asarray(words.indices, dtype=np.int64), weights=np.asarray(parts["n"], dtype=np.float64),
-                        minlength=len(words.dictionary)).astype(np.int64)
-        table = pa.table({"word": words.dictionary, "n": pa.array(n)})
-        if self.capacity is not None and len(n) > self.capacity:
-            cut = int(np.partition(n, len(n) - self.capacity - 1)[len(n) - self.capacity - 1])
-            self.error += cut
-            left = n - cut
-            keep = left > 0
-            table = pa.table({"word": words.dictionary.filter(pa.array(keep)), "n": pa.array(left[keep])})
-        self._parts = [table]
-        self._pending_rows = 0
-        return table
+        self._summary.add(part["word"], part["n"])
 
     def counts(self) -> pa.Table:
         """``word``, ``n`` of the kept words: true counts minus at most ``error``."""
-        return self._merged()
+        return self._summary.counts().rename_columns(["word", "n"])
 
     def top(self, k: int, again: Callable[[], Iterable[pa.Array]] | None = None) -> list[str]:
         """The ``k`` most frequent non-stop words, ties broken by the word; exact.  With words
@@ -143,7 +112,7 @@ class WordCounter:
         whose kept count plus ``error`` reaches the k-th largest kept count are recounted (the
         k-th true count is at least that, and a word not kept has at most ``error``); if
         ``error`` reaches it, every word is (this counter unbounded)."""
-        summary = self._merged()
+        summary = self.counts()
         if self.error == 0:
             return top_words(summary, k)
         if again is None:

@@ -10,6 +10,9 @@ pages are cut into at most ``m`` chunks and a term is in ``df`` documents, the c
 document frequencies add up to at least ``df`` (a document split over chunks counts in each),
 so some chunk has at least ``df / m``; a term below ``min_df * present / m`` in every chunk
 (``present``: nonempty documents seen so far, at most the final number) cannot be eligible.
+The same sums bound a term's document frequency from above for the whole corpus, and a
+:class:`~spamflow_content.count_summary.CountSummary` of them keeps, in bounded memory, every
+term whose sum can reach ``min_df * present``: the candidates are the terms that pass both.
 """
 
 from __future__ import annotations
@@ -22,10 +25,15 @@ import pyarrow.compute as pc
 import scipy.sparse as sp
 
 from spamflow_content.bm25 import eligible
+from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
 
 CHUNK_PAGES = 8_192
 """Pages per chunk of the candidate pass: its (document, term) pairs are what it holds."""
+
+TERM_CAPACITY = 1 << 20
+"""Terms whose summed chunk frequencies the candidate pass keeps (~1M; at 10^6 scale_web
+pages its error bound, total / (capacity + 1), is ~100 documents against a threshold of 2,000)."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +84,10 @@ class Candidates:
     """First pass: the terms that may be eligible (see the module's docstring), from each
     batch's distinct (document, term) pairs, holding one chunk of pages' pairs at a time."""
 
-    def __init__(self, min_df: float, n_docs: int, total_pages: int) -> None:
+    def __init__(self, min_df: float, n_docs: int, total_pages: int, capacity: int | None = TERM_CAPACITY) -> None:
         self.min_df = min_df
+        self._df_sums = CountSummary(capacity)
+        """Per term, its chunks' document frequencies summed: at least its corpus frequency."""
         self.max_chunks = total_pages // CHUNK_PAGES + 1  # a chunk closes at CHUNK_PAGES pages or more
         self.lengths = np.zeros(n_docs, dtype=np.float64)
         self.terms: set[str] = set()
@@ -106,11 +116,22 @@ class Candidates:
         df = np.bincount(pairs % width, minlength=len(terms.dictionary))
         floor = self.min_df * int((self.lengths > 0).sum()) / self.max_chunks
         self.terms.update(terms.dictionary.filter(pa.array(df >= floor)).to_pylist())
+        self._df_sums.add(terms.dictionary, df)
 
     def names(self) -> list[str]:
-        """The candidates, sorted (the column order of the pass that counts them)."""
+        """The candidates, sorted (the column order of the pass that counts them): the terms
+        found often enough in some chunk whose summed chunk frequencies can reach ``min_df``
+        of the nonempty documents.  The sums' summary tells when it cannot vouch for a term
+        (its ``error`` reaches that threshold: ``min_df: 0``, or a summary too small for the
+        corpus); the chunk rule alone decides then."""
         self._close()
-        return sorted(self.terms)
+        threshold = self.min_df * int((self.lengths > 0).sum())
+        if self._df_sums.error >= threshold:
+            return sorted(self.terms)
+        sums = self._df_sums.counts()
+        reach = np.asarray(sums["n"], dtype=np.int64) + self._df_sums.error >= threshold
+        heavy = set(sums["key"].filter(pa.array(reach)).to_pylist())
+        return sorted(t for t in self.terms if t in heavy)
 
 
 class PairCounter:

@@ -1,0 +1,72 @@
+"""Counts of the keys of a stream, in memory bounded by a number of keys: a Misra-Gries
+summary in its mergeable form (Agarwal et al., "Mergeable summaries", PODS 2012).
+
+A crawl's vocabulary grows with the crawl, so counting every word or term of it does not fit
+one process at scale (10^6 scale_web pages: 4.6 GB to merge the word counts), while what the
+content stage needs from the counts, the 1,000 most frequent words and the terms in at least
+``min_df`` of the documents, are the heavy ones.  Batches' counts are merged into the summary;
+when it holds more than ``capacity`` keys, the (capacity+1)-th largest count ``c`` is taken
+from every count and the keys left at zero or below are dropped.  ``error`` sums those ``c``:
+
+* every key's kept count lies in [true - error, true], and a key not kept has true <= error
+  (a cut takes at most ``c`` from any key);
+* error <= total / (capacity + 1), ``total`` the sum of all counts added, since each cut
+  takes ``c`` from at least capacity + 1 keys.
+
+So the keys whose kept count plus ``error`` reaches a threshold include every key whose true
+count does, and with nothing cut (error 0) the counts are exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+class CountSummary:
+    """``key``, ``n`` counts summed over the batches added, cut to ``capacity`` keys (None:
+    never cut, exact).  Holds the summary and the batches since its last merge: a merge runs
+    when they reach the summary's size (at least 2^20 rows, at most ``capacity``), so the work
+    is linear in the rows added and the memory within ~2 × capacity rows."""
+
+    def __init__(self, capacity: int | None) -> None:
+        self.capacity = capacity
+        self.error = 0
+        self._parts: list[pa.Table] = []  # the merged counts first, then the batches' since
+        self._pending_rows = 0
+
+    def add(self, keys: pa.Array, counts: pa.Array | np.ndarray) -> None:
+        """One batch's keys (strings, each once) and their counts."""
+        part = pa.table({"key": keys, "n": pa.array(np.asarray(counts, dtype=np.int64))})
+        self._parts.append(part)
+        self._pending_rows += part.num_rows
+        bound = max(self._parts[0].num_rows, 1 << 20)
+        if self.capacity is not None:
+            bound = min(bound, max(self.capacity, 1))
+        if self._pending_rows >= bound and len(self._parts) > 1:
+            self._merge()
+
+    def counts(self) -> pa.Table:
+        """``key``, ``n``: the kept keys, each once, with their counts (true minus at most ``error``)."""
+        self._merge()
+        return self._parts[0]
+
+    def _merge(self) -> None:
+        if not self._parts:
+            self._parts = [pa.table({"key": pa.array([], pa.string()), "n": pa.array([], pa.int64())})]
+            return
+        parts = pa.concat_tables(self._parts)
+        self._parts, self._pending_rows = [], 0
+        keys = pc.dictionary_encode(parts["key"].combine_chunks())  # leaner than a group_by's hash table
+        n = np.bincount(np.asarray(keys.indices, dtype=np.int64), weights=np.asarray(parts["n"], dtype=np.float64),
+                        minlength=len(keys.dictionary)).astype(np.int64)
+        del parts
+        names = keys.dictionary
+        if self.capacity is not None and len(n) > self.capacity:
+            cut = int(np.partition(n, len(n) - self.capacity - 1)[len(n) - self.capacity - 1])
+            self.error += cut
+            n -= cut
+            kept = n > 0
+            names, n = names.filter(pa.array(kept)), n[kept]
+        self._parts = [pa.table({"key": names, "n": pa.array(n)})]
