@@ -55,7 +55,7 @@ Imports nothing from spamflow: a Spark or Hadoop worker gets only this package.
 
 import math
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 
 import numpy as np
 import pyarrow as pa
@@ -142,16 +142,12 @@ def order_pages(texts: list[str], df: dict[str, int], max_pages: int) -> Ordered
     repeats most of them within a batch of pages: ~3.6 occurrences per distinct immutable in
     2,000 pages of bench_scale's web) instead of once per occurrence, and sorting with Arrow
     and numpy instead of per page in Python."""
-    split = pc.utf8_split_whitespace(pa.array(texts, pa.large_string()))
-    # Arrow splits at exactly the characters str.split() does (a test checks every code point)
-    # and merges runs of them, but leading or trailing whitespace leaves an empty string: dropped
-    offsets = split.offsets.to_numpy()
-    values = split.flatten()
-    page = np.repeat(np.arange(len(texts)), np.diff(offsets))
-    nonempty = pc.greater(pc.binary_length(values), 0).to_numpy(zero_copy_only=False)
-    if not nonempty.all():
-        values, page = values.filter(pa.array(nonempty)), page[nonempty]
-    sizes = np.bincount(page, minlength=len(texts))
+    # str.split() itself (pyarrow 26's utf8_split_whitespace splits at the same characters
+    # but, seen here, sometimes keeps the whitespace that ends the array's last string)
+    parts = [text.split() for text in texts]
+    sizes = np.fromiter(map(len, parts), np.int64, len(parts))
+    values = pa.array(list(chain.from_iterable(parts)), pa.large_string())
+    page = np.repeat(np.arange(len(texts)), sizes)
     encoded = pc.dictionary_encode(values)
     words = encoded.dictionary.to_pylist()
     codes = encoded.indices.to_numpy()
@@ -292,17 +288,26 @@ class MRCandidatePairs(MRJob):
         positions = sizes[pages] - (starts[pages + 1] - starts[pages]) + rank
         heads = pa.array([f"{doc} {n} " for doc, n in zip(docs[first:end], sizes[first:end].tolist())])
         entries = pc.binary_join_element_wise(heads.take(pages - first), pc.cast(positions, pa.string()), "")
-        entries = entries.to_pylist()
+        # one "entry,entry,..." chunk per immutable (its entries in page order), the immutables
+        # in the order of their first entry: the posting lists, and their order, are the same as
+        # one entry at a time would give (flush_postings joins the chunks with ",")
+        codes = ordered.codes[at]
+        by_code = np.argsort(codes, kind="stable")
+        grouped = codes[by_code]
+        starts = np.flatnonzero(np.diff(grouped)) + 1
+        bounds = np.concatenate(([0], starts, [len(grouped)])).astype(np.int64)
+        chunks = pc.binary_join(pa.LargeListArray.from_arrays(pa.array(bounds), entries.take(by_code)), ",").to_pylist()
+        order = np.argsort(by_code[bounds[:-1]])  # by first entry
         words = ordered.words
         postings = self.postings
         get = postings.get
-        for code, entry in zip(ordered.codes[at].tolist(), entries):
+        for code, chunk in zip(grouped[bounds[:-1]][order].tolist(), [chunks[i] for i in order.tolist()]):
             word = words[code]
             held = get(word)
             if held is None:
-                postings[word] = [entry]
+                postings[word] = [chunk]
             else:
-                held.append(entry)
+                held.append(chunk)
 
     def flush_postings(self):
         """In-mapper combining: the task's posting lists, one record per bucket of immutables,
