@@ -191,7 +191,7 @@ class MRCandidatePairs(MRJob):
                               help="a mapper emits its posting lists when they hold this many entries")
         self.add_passthru_arg("--batch-pages", type=int, default=2000,
                               help="a mapper orders this many pages at a time (each distinct immutable "
-                                   "of a batch is looked up once)")
+                                   "of a batch is looked up once; 1 or less: page by page)")
         self.add_passthru_arg("--buckets", type=int, default=4096,
                               help="shuffle keys: a map task sends one record per bucket of immutables")
 
@@ -294,8 +294,8 @@ class MRCandidatePairs(MRJob):
         codes = ordered.codes[at]
         by_code = np.argsort(codes, kind="stable")
         grouped = codes[by_code]
-        starts = np.flatnonzero(np.diff(grouped)) + 1
-        bounds = np.concatenate(([0], starts, [len(grouped)])).astype(np.int64)
+        breaks = np.flatnonzero(np.diff(grouped)) + 1
+        bounds = np.concatenate(([0], breaks, [len(grouped)])).astype(np.int64)
         chunks = pc.binary_join(pa.LargeListArray.from_arrays(pa.array(bounds), entries.take(by_code)), ",").to_pylist()
         order = np.argsort(by_code[bounds[:-1]])  # by first entry
         words = ordered.words
@@ -311,7 +311,8 @@ class MRCandidatePairs(MRJob):
 
     def flush_postings(self):
         """In-mapper combining: the task's posting lists, one record per bucket of immutables,
-        ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...``."""
+        ``bucket -> immutable<TAB>doc n pos,doc n pos<TAB>immutable<TAB>...`` (a list holds one
+        chunk ``doc n pos,...`` per batch of pages)."""
         buckets = self.options.buckets
         records: dict[int, list[str]] = {}
         for immutable, entries in self.postings.items():
