@@ -129,3 +129,25 @@ def test_the_stage_gives_the_same_outputs_when_its_counter_is_cut(tmp_path, monk
     assert made[0].error > 0 and (made[0].error < kth) == (capacity == 5000)  # the path the docstring says
     assert cut_stats.corpus_words == stats.corpus_words == _expected(pages, 1000)
     assert cut_pages.equals(page_table) and cut_hosts.equals(host_table)
+
+
+def test_heaviest_over_parts_keeps_the_whole_tables_top_words():
+    """The MapReduce driver reads the job's word counts (each word once, its whole count) in
+    parts and keeps only ``heaviest`` of what it has read: the top words, ties by word, are
+    those of the whole table."""
+    from spamflow_content.corpus import heaviest, top_words
+
+    rng = np.random.default_rng(21)
+    words = [f"w{i}" for i in range(3000)] + sorted(STOP_WORDS)[:20]
+    n = rng.zipf(1.5, size=len(words))
+    whole = pa.table({"word": pa.array(words, pa.string()), "n": pa.array(n.astype(np.int64))})
+    order = rng.permutation(len(words))
+    for k in (1, 25, 400):
+        kept = whole.slice(0, 0)
+        for start in range(0, len(words), 128):
+            part = whole.take(pa.array(order[start:start + 128]))
+            kept = heaviest(pa.concat_tables([kept, part]), k)
+        assert kept.num_rows < len(words) / 2
+        assert top_words(kept, k) == top_words(whole, k) == [
+            w for w, _ in sorted(((w, c) for w, c in zip(words, n.tolist()) if w not in STOP_WORDS),
+                                 key=lambda wc: (-wc[1], wc[0]))[:k]]

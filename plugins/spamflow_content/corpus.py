@@ -69,12 +69,20 @@ def count_words(flat_words: pa.Array) -> pa.Table:
 def top_words(counts: pa.Table, k: int) -> list[str]:
     """The ``k`` most frequent non-stop words of a ``word``, ``n`` table with one row per
     word, ties broken by the word."""
-    table = counts.filter(pc.invert(pc.is_in(counts["word"], value_set=pa.array(sorted(STOP_WORDS)))))
-    n = np.asarray(table["n"], dtype=np.int64)
-    if 0 < k < len(n):  # sort only the words that can be in the top k: those at least the k-th count (ties too)
-        table = table.filter(pa.array(n >= np.partition(n, len(n) - k)[len(n) - k]))
-    table = table.sort_by([("n", "descending"), ("word", "ascending")])
+    table = heaviest(counts, k).sort_by([("n", "descending"), ("word", "ascending")])
     return table["word"].slice(0, k).to_pylist()
+
+
+def heaviest(counts: pa.Table, k: int) -> pa.Table:
+    """The non-stop rows of a ``word``, ``n`` table (one row per word, its whole count) that
+    can be among its ``k`` most frequent: those with at least the k-th largest count, ties
+    kept.  Applied to a table's parts as they come, the rows kept include the whole table's
+    top k (a part's k-th count is at most the whole's)."""
+    table = counts.filter(pc.invert(pc.is_in(counts["word"], value_set=_STOP)))
+    n = np.asarray(table["n"], dtype=np.int64)
+    if 0 < k < len(n):
+        table = table.filter(pa.array(n >= np.partition(n, len(n) - k)[len(n) - k]))
+    return table
 
 
 WORD_CAPACITY = 1 << 21

@@ -73,7 +73,8 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
     else:
         work = outdir / "work"
         inputs = mapreduce_jobs.job_inputs(pages, index, work, mapreduce.runner, mapreduce.runner_args)
-        word_counts, term_counts = mapreduce_jobs.corpus_statistics(inputs, doc_keys, work, kept)
+        word_counts, term_counts = mapreduce_jobs.corpus_statistics(inputs, doc_keys, work, kept,
+                                                                    top=None if stats else max(TOP_K))
         popular = PopularTerms(corpus=top_words(word_counts, max(TOP_K)), query=query) if stats is None else \
             PopularTerms(corpus=stats.corpus_words, query=query)
         page_table, host_table = mapreduce_jobs.page_and_host_tables(inputs, popular, work)

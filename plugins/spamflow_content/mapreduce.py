@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from spamflow import storage
 from spamflow.mr import run_job
 from spamflow.mr.driver import package_zip
+from spamflow_content.corpus import heaviest
 from spamflow_content.host_features import host_schema
 from spamflow_content.measures import PopularTerms
 from spamflow_content.mr_content_corpus import MRContentCorpus
@@ -67,10 +68,12 @@ def job_inputs(pages: ds.Dataset, index: pa.Table, work: Path, runner: str,
 
 
 def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path,
-                      kept: KeptTerms) -> tuple[pa.Table, TermCounts]:
+                      kept: KeptTerms, top: int | None = None) -> tuple[pa.Table, TermCounts]:
     """Job 1: the corpus word counts (``word``, ``n``) and the virtual documents × terms counts
     of the ``kept`` terms, rows in ``doc_keys`` order, columns in the job's output order (the
-    order is free: the vocabulary is chosen by frequency, ties by term).
+    order is free: the vocabulary is chosen by frequency, ties by term).  ``top`` given: only
+    the words that can be among the ``top`` most frequent are kept as they are read
+    (``corpus.heaviest``), not the whole vocabulary.
 
     The output is read twice, so that no term below ``min_df`` is ever held: the first pass
     takes each document's length and each term's document frequency (one int64 a term), which
@@ -90,6 +93,8 @@ def corpus_statistics(inputs: JobInputs, doc_keys: list[str], work: Path,
             if len(words) >= READ_ROWS:
                 word_parts.append(_word_table(words, word_n))
                 words, word_n = [], []
+                if top is not None:
+                    word_parts = [heaviest(pa.concat_tables(word_parts), top)]
             continue
         df.append(len(value))
         for doc, n in value:
