@@ -55,6 +55,8 @@ Ignored, because they legitimately differ between two runs of the same stage:
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
   ``outputs`` paths); runner names and args are not in any stage's record (they are not
   part of a stage's identity);
+* in JSON files, the workdir's path (a model's ``statistics.json`` records the workdir it was
+  trained in, so that scoring that run itself uses its own statistics);
 * in the report's HTML: the workdir's path, ISO times (``generated ...``), the stages'
   seconds, and in the stages' counts their order, the engine's own and those that are 0;
 * a count that is 0 in one run and absent in the other (counts are counters; the MapReduce
@@ -292,7 +294,8 @@ def compare_files(a: list[Path], b: list[Path], tol: Tolerance, key: list[str] |
     if a[0].read_bytes() == b[0].read_bytes():
         return [], _lines(a[0])
     if suffix == ".json":
-        return value_differences(_load_json(a[0]), _load_json(b[0]), tol, "$"), 1
+        return value_differences(_load_json(a[0], workdirs[0] if workdirs else None),
+                                 _load_json(b[0], workdirs[1] if workdirs else None), tol, "$"), 1
     try:
         lines_a = a[0].read_text(encoding="utf-8").splitlines()
         lines_b = b[0].read_text(encoding="utf-8").splitlines()
@@ -313,8 +316,17 @@ def _lines(path: Path) -> int:
         return sum(1 for _ in fh)
 
 
-def _load_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _load_json(path: Path, workdir: Path | None = None) -> Any:
+    """A JSON file, the workdir's path masked in it (a model's ``statistics.json`` names the
+    workdir it was trained in)."""
+    return json.loads(masked_workdir(path.read_text(encoding="utf-8"), workdir))
+
+
+def masked_workdir(text: str, workdir: Path | None) -> str:
+    """``text`` with the workdir's path, as given and resolved, replaced by ``<workdir>``."""
+    if workdir is None:
+        return text
+    return text.replace(str(workdir.resolve()), "<workdir>").replace(str(workdir), "<workdir>")
 
 
 def read_table(parts: list[Path]) -> pa.Table:
@@ -351,9 +363,7 @@ def _counts_cell(match: re.Match) -> str:
 def html_lines(path: Path, workdir: Path | None) -> list[str]:
     """The report's HTML with what differs between two runs of the same results masked: the
     workdir's path, times (``generated ...``), the seconds column of the table of stages."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if workdir is not None:
-        text = text.replace(str(workdir.resolve()), "<workdir>").replace(str(workdir), "<workdir>")
+    text = masked_workdir(path.read_text(encoding="utf-8", errors="replace"), workdir)
     text = COUNTS_CELL.sub(_counts_cell, ISO_TIME.sub("<time>", text))
     return STAGE_SECONDS.sub(r"\1<seconds>\2", text).splitlines()
 

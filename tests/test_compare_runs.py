@@ -84,7 +84,9 @@ def _run(root: Path, name: str, *, stored_otherwise: bool = False, differ: bool 
            {"hosts.parquet": table, "pairs.jsonl": _jsonl(pairs)})
     matrix = sp.csr_matrix(np.array([[0.0, 1.5, 2.0], [3.0, 0.0, 0.0]]))
     files = {"bm25/vocabulary.txt": "alpha\nbeta\ngamma\n", "bm25/m.npz": matrix, "hosts.txt": "a.com\nb.com\n",
-             "work/pairs.tsv": "d0\tS 1:a\nd0\tS 1:b\n"}
+             "work/pairs.tsv": "d0\tS 1:a\nd0\tS 1:b\n",
+             # a file that names its run's workdir, as a model's statistics.json does: masked
+             "frozen/statistics.json": json.dumps({"workdir": str(run), "detectors": {"content": {}}})}
     if stored_otherwise:  # row 0's entries stored in the other order; scratch packed otherwise
         files["bm25/m.npz"] = sp.csr_matrix((np.array([2.0, 1.5, 3.0]), np.array([2, 1, 0]), np.array([0, 2, 3])),
                                             shape=(2, 3))
@@ -92,7 +94,8 @@ def _run(root: Path, name: str, *, stored_otherwise: bool = False, differ: bool 
         files["scratch/job-output.jsonl"] = "{}\n"
     if differ:
         files["hosts.txt"] = "b.com\na.com\n"
-    outputs = {"vocabulary": "bm25/vocabulary.txt", "bm25": "bm25/m.npz", "hosts": "hosts.txt", "work": "work"}
+    outputs = {"vocabulary": "bm25/vocabulary.txt", "bm25": "bm25/m.npz", "hosts": "hosts.txt", "work": "work",
+               "frozen": "frozen"}
     _stage(run, "content", {**ids, "counts": {"hosts": 7, "pairs": 3 if differ else 2}, "outputs": outputs}, files)
     page = (f"<p>{run} &middot; spamflow 0.1.0 &middot; generated 2026-11-25T00:00:{len(name):02d}+00:00</p>\n"
             f"<tr><td><code>parse</code></td>\n<td>done</td>\n<td class=\"num\">{len(name) + 0.5}</td>\n"
