@@ -215,3 +215,28 @@ def test_candidates_hold_every_eligible_term_and_few_others(capacity):
         assert candidates._df_sums.error < min_df * present
         assert got <= {t for t, n in chunk_sums.items() if n + candidates._df_sums.error >= min_df * present}
         assert len(got) < len(docs_of) / 4
+
+
+def test_pair_counter_merges_many_times_as_a_plain_count(monkeypatch):
+    """PairCounter folding pending batches into its sorted pairs over many merges (a merge
+    every 200 pending pairs) against a Counter of (document, term): keys already held are
+    added to in place, new ones inserted in order."""
+    import pyarrow as pa
+
+    from spamflow_content import term_counts
+    from spamflow_content.term_counts import KeptTerms, PairCounter
+
+    monkeypatch.setattr(term_counts, "MERGE_PAIRS", 200)
+    rng = np.random.default_rng(17)
+    given = [f"t{i:03d}" for i in range(300)]
+    counter = PairCounter(given, n_docs=40)
+    expected: Counter = Counter()
+    for _ in range(60):
+        names = [given[i] for i in rng.permutation(300)[:80]]
+        docs = rng.integers(0, 40, 500)
+        terms = rng.integers(0, len(names), 500)
+        counter.add(docs, terms, pa.array(names, pa.string()))
+        expected.update((int(d), names[t]) for d, t in zip(docs, terms))
+    counts = counter.term_counts(KeptTerms(min_df=0.0, max_df=1.0))
+    got = {(int(d), counts.terms[t]): int(v) for d, t, v in zip(*sp.find(counts.tf))}
+    assert got == dict(expected)
