@@ -35,8 +35,9 @@ MERGE_PAIRS = 1 << 20
 """Pending pairs that start a merge in ``PairCounter``, at least (or a quarter of those held)."""
 
 TERM_CAPACITY = 1 << 20
-"""Terms whose summed chunk frequencies the candidate pass keeps (~1M; at 10^6 scale_web
-pages its error bound, total / (capacity + 1), is ~100 documents against a threshold of 2,000)."""
+"""Terms whose summed chunk frequencies the candidate pass keeps (~1M).  Its error is at most
+the sum of all chunk frequencies / (capacity + 1); it must stay below ``min_df`` × documents
+(2,000 at 10^6 scale_web pages) for the summary to narrow the candidates."""
 
 
 @dataclass(frozen=True)
