@@ -130,13 +130,14 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
         measured.append(measured_pages(table, popular))
         doc = key_index.positions(page_doc_keys(table))
         pairs.add(*bm25.term_occurrences(filled_lists(table["words"]), doc))
+    term_counts = pairs.term_counts(kept)  # before the page table: their peaks need not add up
+    del pairs
     flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
     page_table = _concat(measured, MEASURED_SCHEMA).join(flags, "doc_id", join_type="left outer")
     page_table = page_table.sort_by([("snapshot", "ascending"), ("host", "ascending"), ("doc_id", "ascending")])
     page_counts = index.group_by(["snapshot", "host"]).aggregate([("doc_id", "count")]).rename_columns(
         ["snapshot", "host", "pages"])
     host_table = host_features(page_table, page_counts)
-    term_counts = pairs.term_counts(kept)
     return popular, term_counts, page_table, host_table
 
 
