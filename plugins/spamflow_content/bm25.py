@@ -20,9 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from spamflow_content.text import STOP_WORDS, stem_words
-
-_STOP = pa.array(sorted(STOP_WORDS), pa.string())
+from spamflow_content.text import STOP_WORDS_ARRAY, stem_words
 
 
 def term_occurrences(lists: pa.ListArray, doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
@@ -32,7 +30,7 @@ def term_occurrences(lists: pa.ListArray, doc_of_page: np.ndarray) -> tuple[np.n
     index would grow with the whole vocabulary, most of it rare terms BM25 never uses."""
     flat = pc.list_flatten(lists)
     parent = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
-    keep = pc.invert(pc.is_in(flat, value_set=_STOP))
+    keep = pc.invert(pc.is_in(flat, value_set=STOP_WORDS_ARRAY))
     flat = flat.filter(keep)
     docs = doc_of_page[parent[np.asarray(keep, dtype=bool)]]
     if len(flat) == 0:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
-from spamflow_content.text import STOP_WORDS
+from spamflow_content.text import STOP_WORDS_ARRAY
 
 FORMAT = "spamflow-content-corpus-stats/1"
 
@@ -78,7 +78,7 @@ def heaviest(counts: pa.Table, k: int) -> pa.Table:
     can be among its ``k`` most frequent: those with at least the k-th largest count, ties
     kept.  Applied to a table's parts as they come, the rows kept include the whole table's
     top k (a part's k-th count is at most the whole's)."""
-    table = counts.filter(pc.invert(pc.is_in(counts["word"], value_set=_STOP)))
+    table = counts.filter(pc.invert(pc.is_in(counts["word"], value_set=STOP_WORDS_ARRAY)))
     n = np.asarray(table["n"], dtype=np.int64)
     if 0 < k < len(n):
         table = table.filter(pa.array(n >= np.partition(n, len(n) - k)[len(n) - k]))
@@ -107,7 +107,7 @@ class WordCounter:
 
     def add(self, flat_words: pa.Array) -> None:
         part = count_words(flat_words)
-        part = part.filter(pc.invert(pc.is_in(part["word"], value_set=_STOP)))
+        part = part.filter(pc.invert(pc.is_in(part["word"], value_set=STOP_WORDS_ARRAY)))
         self._summary.add(part["word"], part["n"])
 
     def counts(self) -> pa.Table:
@@ -144,4 +144,3 @@ class WordCounter:
         return top_words(pa.table({"word": candidates, "n": pa.array(total)}), k)
 
 
-_STOP = pa.array(sorted(STOP_WORDS), pa.string())

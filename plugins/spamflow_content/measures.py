@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spamflow.words import words as split_words
-from spamflow_content.text import STOP_WORDS
+from spamflow_content.text import STOP_WORDS_ARRAY
 
 TOP_K = (100, 200, 500, 1000)
 """The list sizes of corpus and query precision and recall."""
@@ -35,7 +35,6 @@ MEASURES: tuple[str, ...] = (
 PAGE_COLUMNS = ("title", "words", "links", "html_bytes")
 """Page-table columns the measures read."""
 
-_STOP = pa.array(sorted(STOP_WORDS), pa.string())
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms) -> di
     out["fraction_visible_text"] = _ratio(visible, html_bytes)
     out["compression_rate"] = _compression_rate(lists)
 
-    stop = np.asarray(pc.is_in(flat, value_set=_STOP), dtype=bool)
+    stop = np.asarray(pc.is_in(flat, value_set=STOP_WORDS_ARRAY), dtype=bool)
     content_words = np.bincount(parent, weights=~stop, minlength=n_pages)
     for name, ranked in (("corpus", popular.corpus), ("query", popular.query)):
         precision, recall = _precision_recall(flat, parent, n_pages, ranked, content_words)

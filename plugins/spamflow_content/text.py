@@ -16,6 +16,7 @@ import importlib.util
 from importlib import resources
 from pathlib import Path
 
+import pyarrow as pa
 import Stemmer
 
 
@@ -36,6 +37,9 @@ def _english_stop_words() -> frozenset[str]:
 
 
 STOP_WORDS: frozenset[str] = _english_stop_words()
+
+STOP_WORDS_ARRAY = pa.array(sorted(STOP_WORDS), pa.string())
+"""The stop words as an Arrow array, the value set of ``pc.is_in`` filters."""
 DEFAULT_QUERY_TERMS = "data/query_terms.txt"
 
 
