@@ -27,6 +27,7 @@ from mrjob.job import MRJob
 
 from spamflow.atomic import atomic_path
 from spamflow.errors import SpamflowError
+from spamflow.mr.keyed_sort import sort_lines_by_key
 
 logging.getLogger("mrjob.conf").setLevel(logging.ERROR)  # "No configs specified" on every --no-conf run
 
@@ -89,9 +90,10 @@ def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, run
 
 
 def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str, args: Sequence[str],
-         runner_args: Sequence[str], lean: bool, compact: bool = False) -> Path:
+         runner_args: Sequence[str], lean: bool, compact: bool = False, sort_by_key: bool = False) -> Path:
     """``run_job``; ``lean``: the local runner's files deleted as soon as they are read;
-    ``compact``: map inputs as soon as mapped (``run_job_compact``)."""
+    ``compact``: map inputs as soon as mapped (``run_job_compact``); ``sort_by_key``:
+    shuffles of few lines sorted by moving their offsets."""
     argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
     job = job_class(args=argv)
     try:
@@ -100,6 +102,8 @@ def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner
                 _delete_when_read(mr_runner)
             if compact:
                 _delete_map_inputs_when_mapped(mr_runner)
+            if sort_by_key:
+                _sort_few_lines_by_key(mr_runner)
             mr_runner.run()
             with open(tmp, "wb") as fh:
                 for chunk in mr_runner.cat_output():
@@ -165,7 +169,7 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-# --- run_job_compact: run_job_lean, with map inputs deleted once mapped and sort's runs compressed
+# --- run_job_compact: run_job_lean, with map inputs deleted once mapped and shuffles sorted by offset
 # Another separate function (quilt's jobs use it; run_job and run_job_lean are as they were): on
 # the local runner, a step whose shuffle outgrows SORT_BUFFER makes GNU sort write its temporary
 # runs beside the map inputs, map outputs and sorted file, one more copy than a smaller step.
@@ -178,16 +182,20 @@ base64 text by its entropy coding (lz4, having none, barely does); gzip is on ev
 def run_job_compact(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
                     args: Sequence[str] = (), runner_args: Sequence[str] = ()) -> Path:
     """``run_job_lean``, and on the ``local`` runner also: each map task's input deleted as
-    soon as the map tasks have run (not once sorted), the combiners' inputs too, and GNU
-    sort's temporary runs compressed (:func:`compressed_sort_bin`, unless ``runner_args``
-    give a ``--sort-bin``), so that a step holds about two copies of its shuffle at any size.
-    Other runners: ``run_job``."""
+    soon as the map tasks have run (not once sorted), the combiners' inputs too; a shuffle of
+    at most :data:`spamflow.mr.keyed_sort.MAX_LINES` lines sorted by moving offsets
+    (:func:`~spamflow.mr.keyed_sort.sort_lines_by_key`: one read and one write, no
+    temporary runs, at any size), a larger one by GNU sort with its temporary runs compressed
+    (:func:`compressed_sort_bin`); a ``--sort-bin`` in ``runner_args`` sorts every shuffle
+    instead.  So a step holds about two copies of its shuffle at any size.  Other runners:
+    ``run_job``."""
     if runner != "local":
         return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
-    if "--sort-bin" not in runner_args:
+    sort_by_key = "--sort-bin" not in runner_args  # a sort the user names is the sort used
+    if sort_by_key:
         runner_args = [*runner_args, "--sort-bin", compressed_sort_bin(job_class)]
     return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=True,
-                compact=True)
+                compact=True, sort_by_key=sort_by_key)
 
 
 def compressed_sort_bin(job_class: type[MRJob]) -> str:
@@ -221,6 +229,25 @@ def sort_compress_program() -> str | None:
             if done.returncode == 0 and done.stdout == b"".join(sorted(lines)):
                 return program
     return None
+
+
+def _sort_few_lines_by_key(runner: Any) -> None:
+    """Make the local runner sort a key-sorted shuffle with :func:`sort_lines_by_key` first,
+    and with its own sort (GNU sort) only if that declines (too many lines).  Jobs that sort
+    their values too keep GNU sort's whole-line order."""
+    sort_input_func = runner._sort_input_func
+
+    def sort_input_by_key_first() -> Any:
+        fallback = sort_input_func()
+        return fallback if runner._sort_values else functools.partial(_sort_by_key_else, fallback)
+
+    runner._sort_input_func = sort_input_by_key_first
+
+
+def _sort_by_key_else(fallback: Any, input_paths: list[str], output_path: str) -> None:
+    """A module-level function, so that the runner can pickle it into its task processes."""
+    if not (input_paths and sort_lines_by_key(input_paths, output_path)):
+        fallback(input_paths, output_path)
 
 
 def _delete_map_inputs_when_mapped(runner: Any) -> None:
