@@ -1,6 +1,7 @@
 """``spamflow.mr.keyed_sort``: a shuffle of few long lines sorted by moving offsets gives the
-same bytes as mrjob's ``LC_ALL=C sort -t '\\t' -k 1,1 -s``, and ``run_job_compact`` sorts quilt's
-shuffles with it on the local runner (the same quilts as the inline runner)."""
+same bytes as mrjob's ``LC_ALL=C sort -t '\\t' -k 1,1 -s``, and ``run_job_lean`` and
+``run_job_compact`` sort spin's and quilt's shuffles with it on the local runner (the same
+results as the inline runner)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import pytest
 from spamflow_quilt.detector import find_quilts
 from spamflow_quilt.params import QuiltParams
 from test_quilt import _shingles, random_corpus
+from test_spin import ONE_TASK, _random_sets
 
 import spamflow.mr.driver as driver
 from spamflow.mr.keyed_sort import sort_lines_by_key
+from spamflow_spin.candidates import find_candidates
 
 GNU_SORT = shutil.which("sort")
 
@@ -107,3 +110,34 @@ def test_quilt_jobs_sort_by_key_on_the_local_runner(tmp_path, monkeypatch, max_l
     assert find_quilts(shingles, tmp_path / "local", PARAMS, "local") == expected
     assert len(results) == 4  # job (a), job (b), job (c)'s two steps
     assert all(results) if max_lines is None else not any(results)
+
+
+def test_declines_an_input_of_many_short_lines_from_its_first_bytes(tmp_path):
+    """Estimated from the first SAMPLE_BYTES: past twice max_lines it is not indexed at all."""
+    path = tmp_path / "in"
+    path.write_bytes(b"".join(b"k%d\tv\n" % (i % 97) for i in range(5000)))
+    out = tmp_path / "sorted"
+    assert not sort_lines_by_key([path], out, max_lines=100)
+    assert not out.exists()
+    assert sort_lines_by_key([path], out, max_lines=5000)
+    assert out.read_bytes() == _reference([path])
+
+
+def test_spin_candidate_jobs_sort_by_key_through_run_job_lean(tmp_path, monkeypatch):
+    """run_job_lean (spin's jobs) sorts by key too; the candidates are those of the inline runner."""
+    docs = _random_sets(3, n_docs=60)
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
+    expected = find_candidates(lines, tmp_path / "inline", threshold=0.5, max_pages=1000, min_shared=1,
+                               runner="inline")
+    results = []
+
+    def counted(input_paths, output_path):
+        results.append(sort_lines_by_key(input_paths, output_path))
+        return results[-1]
+
+    monkeypatch.setattr(driver, "sort_lines_by_key", counted)
+    found = find_candidates(lines, tmp_path / "local", threshold=0.5, max_pages=1000, min_shared=1,
+                            runner="local", runner_args=ONE_TASK)
+    assert found == expected and expected.pairs
+    assert len(results) == 3 and all(results)  # the frequency job, the pair job's two steps

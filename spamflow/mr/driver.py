@@ -125,8 +125,15 @@ def run_job_lean(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *
     step's map input is split from it, the map tasks' inputs and outputs once sorted, the
     sorted file once split between the reduce tasks, their inputs once reduced.  mrjob keeps
     them all to the end, so a job whose steps shuffle X bytes holds ~4X (split, sorted, split
-    again, output) per step at once; here at most ~2X.  Other runners: ``run_job``."""
-    return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=runner == "local")
+    again, output) per step at once; here at most ~2X.  A shuffle of at most
+    :data:`spamflow.mr.keyed_sort.MAX_LINES` lines (quilt's and spin's jobs send one long
+    record per bucket and map task) is sorted by moving offsets
+    (:func:`~spamflow.mr.keyed_sort.sort_lines_by_key`: one read and one write at any size, no
+    temporary runs) rather than by GNU sort, unless ``runner_args`` name a ``--sort-bin``.
+    Other runners: ``run_job``."""
+    local = runner == "local"
+    return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=local,
+                sort_by_key=local and "--sort-bin" not in runner_args)
 
 
 def _delete_when_read(runner: Any) -> None:
@@ -182,13 +189,11 @@ base64 text by its entropy coding (lz4, having none, barely does); gzip is on ev
 def run_job_compact(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
                     args: Sequence[str] = (), runner_args: Sequence[str] = ()) -> Path:
     """``run_job_lean``, and on the ``local`` runner also: each map task's input deleted as
-    soon as the map tasks have run (not once sorted), the combiners' inputs too; a shuffle of
-    at most :data:`spamflow.mr.keyed_sort.MAX_LINES` lines sorted by moving offsets
-    (:func:`~spamflow.mr.keyed_sort.sort_lines_by_key`: one read and one write, no
-    temporary runs, at any size), a larger one by GNU sort with its temporary runs compressed
-    (:func:`compressed_sort_bin`); a ``--sort-bin`` in ``runner_args`` sorts every shuffle
-    instead.  So a step holds about two copies of its shuffle at any size.  Other runners:
-    ``run_job``."""
+    soon as the map tasks have run (not once sorted), the combiners' inputs too, and a shuffle
+    too large for :func:`~spamflow.mr.keyed_sort.sort_lines_by_key` sorted by GNU sort with
+    its temporary runs compressed (:func:`compressed_sort_bin`; a ``--sort-bin`` in
+    ``runner_args`` sorts every shuffle instead), so that a step holds about two copies of
+    its shuffle at any size.  Other runners: ``run_job``."""
     if runner != "local":
         return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
     sort_by_key = "--sort-bin" not in runner_args  # a sort the user names is the sort used

@@ -23,6 +23,10 @@ MAX_LINES = 1 << 20
 CHUNK_BYTES = 1 << 26
 """Bytes read at a time while indexing."""
 
+SAMPLE_BYTES = 1 << 20
+"""The first bytes of the input, whose lines estimate its number of lines: an input estimated
+at more than twice ``max_lines`` is declined before it is indexed."""
+
 
 class Line(NamedTuple):
     key: bytes
@@ -38,6 +42,8 @@ def sort_lines_by_key(input_paths: Sequence[str | os.PathLike], output_path: str
     stably on the bytes before their first tab, every line ending in a newline, as
     ``LC_ALL=C sort -t '\\t' -k 1,1 -s`` does.  Returns False, writing nothing, if the
     inputs hold more than ``max_lines`` lines."""
+    if _estimated_lines(input_paths) > 2 * max_lines:
+        return False
     lines: list[Line] = []
     for number, path in enumerate(input_paths):
         if not _index_file(path, number, lines, max_lines, chunk_bytes):
@@ -54,6 +60,17 @@ def sort_lines_by_key(input_paths: Sequence[str | os.PathLike], output_path: str
         for fd in sources:
             os.close(fd)
     return True
+
+
+def _estimated_lines(input_paths: Sequence[str | os.PathLike]) -> float:
+    """The input's lines, extrapolated from those in its first :data:`SAMPLE_BYTES`."""
+    total = sum(os.path.getsize(path) for path in input_paths)
+    for path in input_paths:
+        with open(path, "rb") as fh:
+            sample = fh.read(SAMPLE_BYTES)
+        if sample:
+            return sample.count(b"\n") / len(sample) * total
+    return 0.0
 
 
 def _index_file(path: str | os.PathLike, number: int, lines: list[Line], max_lines: int, chunk_bytes: int) -> bool:
