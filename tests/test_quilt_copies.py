@@ -344,3 +344,45 @@ def test_units_of_lines_give_the_triples_of_their_pages(seed):
         from_lines = unit_triples(g, reps, servers=srv, sets=st, patchy=pat.astype(bool), skip_copied=skip)
         assert sorted(zip(*(c.tolist() for c in from_lines))) == sorted(zip(*(c.tolist() for c in from_pages)))
         assert len(from_pages[0]) > 0
+
+
+@pytest.mark.parametrize("flush_rows", [None, 7])
+def test_job_a_emits_a_page_buckets_hits_once_per_reduce_flush(tmp_path, flush_rows):
+    """Job (a)'s reduce task buffers its patch-gram hits over its gram buckets: without a
+    flush it emits one ``H`` record per page bucket, not one per (gram bucket, page bucket),
+    a count that grows with the square of the corpus; with flushes every 7 rows, at most one
+    per flush.  The hits are every (line, patch gram) of the shingle lines, each once."""
+    from itertools import groupby
+
+    from spamflow_quilt.mr_base import page_fields, untagged
+    from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
+    from spamflow_quilt.packed import unpack
+    from test_quilt import _shingles
+
+    pages = copies_corpus(2)
+    shingles = _shingles(pages, 3, tmp_path / "shingles.tsv")
+    lines = shingles.read_bytes().splitlines()
+    job = MRGramDocumentFrequency(["--m", "6", "--buckets", "8", *(["--flush-rows", str(flush_rows)] if flush_rows else [])])
+    job.mapper_init()
+    shuffled = sorted((r for line in lines for r in job.mapper(None, line)), key=lambda r: r[0])
+    shuffled += sorted(job.mapper_final(), key=lambda r: r[0])
+    shuffled.sort(key=lambda r: r[0])  # stable: the local runner's sort on the key
+    job.reducer_init()
+    out = [r for key, group in groupby(shuffled, key=lambda r: r[0]) for r in job.reducer(key, (v for _, v in group))]
+    out += list(job.reducer_final())
+    hits, records = [], {}
+    for key, value in out:
+        kind, columns = untagged(value)
+        if kind == b"H":
+            hits += zip(columns[0].tolist(), columns[1].tolist())
+            records[key] = records.get(key, 0) + 1
+    patch = {g for g, df in _brute_force_df(pages, 3).items() if 1 < df <= 6}
+    expected = sorted((int(fields[0]), g) for fields in map(page_fields, lines) for g in unpack(fields[4])[0].tolist()
+                      if g in patch)
+    assert patch and sorted(hits) == expected
+    assert len(records) > 1
+    if flush_rows is None:
+        assert set(records.values()) == {1}
+    else:
+        flushes = len(expected) // flush_rows + 1  # a flush takes at least flush_rows rows; then the last
+        assert sum(records.values()) <= flushes * len(records) and max(records.values()) > 1
