@@ -177,9 +177,9 @@ def _remove(path: str) -> None:
 
 
 # --- run_job_compact: run_job_lean, with map inputs deleted once mapped and shuffles sorted by offset
-# Another separate function (quilt's jobs use it; run_job and run_job_lean are as they were): on
-# the local runner, a step whose shuffle outgrows SORT_BUFFER makes GNU sort write its temporary
-# runs beside the map inputs, map outputs and sorted file, one more copy than a smaller step.
+# Another separate function (quilt's jobs use it; run_job is as it was): on the local runner, a
+# step whose shuffle outgrows SORT_BUFFER and keyed_sort's line limit makes GNU sort write its
+# temporary runs beside the map inputs, map outputs and sorted file, one more copy than a smaller step.
 
 SORT_COMPRESSORS = ("zstd", "gzip")
 """Programs tried, in order, for GNU sort's ``--compress-program``: zstd is fast and shrinks
