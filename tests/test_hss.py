@@ -163,6 +163,24 @@ def test_procedure_2_finds_the_components_of_the_full_similarity_graph():
     assert stats.checks <= 20 * sum(size * (size - 1) // 2 for size in (40, 25, 10, 3, 2))
 
 
+@pytest.mark.parametrize("block", [1, 7, 1 << 16])
+def test_pairs_are_checked_a_block_at_a_time_with_the_same_edges(monkeypatch, block):
+    """probing.matches copies CHECK_PAIRS pairs' rows at a time (memory at 10^6 pages); the
+    edges and labels are those of checking every pair at once, and of the brute force."""
+    import spamflow_hss.probing as probing
+
+    rng = np.random.default_rng(9)
+    fps, _ = _templates(rng, [30, 12, 5, 2] + [1] * 20, 128, shared=100)
+    subsets = probe_subsets(128, 1, 20, 2)
+    expected = probe_check_edges(fps, subsets, 35)
+    monkeypatch.setattr(probing, "CHECK_PAIRS", block)
+    a, b = rng.integers(0, len(fps), 500), rng.integers(0, len(fps), 500)
+    assert probing.matches(fps, a, b, 35).tolist() == [matched_dimensions(fps[i], fps[j]) > 35
+                                                       for i, j in zip(a.tolist(), b.tolist())]
+    assert np.array_equal(probe_check_edges(fps, subsets, 35), expected)
+    assert _same_partition(cluster_fingerprints(fps, 1, 20, 35, seed=2), _brute_force_components(fps, 35))
+
+
 def test_small_buckets_are_checked_pair_by_pair_and_catch_worms():
     """A chain (a "worm", Figure 3): each page is similar to its neighbours only.  Every
     page shares one probe value, so one bucket holds the chain; checked pair by pair (the

@@ -91,16 +91,17 @@ class HSSDetector(Detector):
                                                    params.seed, ctx.settings.workers, done=bar.update,
                                                    window=params.noise_window))
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
+        matrix = read_fingerprints(table, params.m)  # once, as NumPy: the Arrow column goes
+        table = table.drop_columns(["fingerprint"])
         labelled = None
         if mapreduce:
             log.info("hss: %d pages: fingerprints and probe/check by MapReduce jobs on the %r runner",
                      total, ctx.settings.runner)
-            snapshots = ((name, read_fingerprints(table.take(pa.array(rows)), params.m))
-                         for name, rows in snapshot_rows(table))
+            snapshots = ((name, matrix[rows]) for name, rows in snapshot_rows(table))
             labelled = cluster_snapshots_mapreduce(snapshots, params, ctx.outdir / "work", ctx.settings.runner,
                                                    ctx.settings.runner_args)
         clusters, assignment, summary = cluster_snapshots(table, params, counts, progress=ctx.settings.progress,
-                                                          labelled=labelled)
+                                                          labelled=labelled, fingerprints=matrix)
         summary.update(p_miss=miss, p_miss_warning=miss > P_MISS_WARNING, params=params.model_dump())
         with open(ctx.outdir / "clusters.jsonl", "w", encoding="utf-8") as fh:
             for cluster in clusters:
@@ -126,20 +127,23 @@ def snapshot_rows(table: pa.Table) -> Iterator[tuple[str, np.ndarray]]:
 
 def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str], progress: bool | None = False,
                       labelled: Mapping[str, tuple[np.ndarray, ProbeStats]] | None = None,
-                      ) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
+                      fingerprints: np.ndarray | None = None) -> tuple[list[dict[str, Any]], pa.Table, dict[str, Any]]:
     """Procedure 2 on each snapshot's fingerprints: the ranked cluster records, the per-page
     assignment table and a summary of the probing.  ``labelled``: each snapshot's component
-    labels and probe statistics when the MapReduce job found them, else computed here."""
+    labels and probe statistics when the MapReduce job found them, else computed here;
+    ``fingerprints``: the table's (pages, m) matrix, if read already (the table may then go
+    without its ``fingerprint`` column)."""
+    matrix = read_fingerprints(table, params.m) if fingerprints is None else fingerprints
     clusters: list[dict[str, Any]] = []
     member_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (cluster index, table rows, similarities)
     per_snapshot: dict[str, Any] = {}
     rng = np.random.default_rng(params.seed)
     for snapshot, rows in progress_bar(list(snapshot_rows(table)), desc="hss clusters", setting=progress):
-        part = table.take(pa.array(rows))
-        fingerprints = read_fingerprints(part, params.m)
+        part = table.select(["doc_id", "url", "domain", "ip", "host"]).take(pa.array(rows))
+        snapshot_fingerprints = matrix[rows]
         if labelled is None:
             stats = ProbeStats()
-            labels = cluster_fingerprints(fingerprints, params.k, params.p, params.t, params.seed, stats,
+            labels = cluster_fingerprints(snapshot_fingerprints, params.k, params.p, params.t, params.seed, stats,
                                           params.max_representatives)
         else:
             labels, stats = labelled[snapshot]
@@ -160,7 +164,7 @@ def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str], 
                 continue
             members = order[start:stop]
             members = members[np.argsort(doc_ids[members], kind="stable")]
-            centre = centroid(fingerprints[members], rng)
+            centre = centroid(snapshot_fingerprints[members], rng)
             centre_row = int(members[centre.index])
             by_similarity = np.argsort(-centre.similarities, kind="stable")
             members, similarities = members[by_similarity], centre.similarities[by_similarity]
@@ -174,6 +178,7 @@ def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str], 
                 "members": [int(doc_ids[i]) for i in members],
             })
             member_rows.append((len(clusters) - 1, rows[members], similarities))
+        del part, snapshot_fingerprints, labels  # before the next snapshot's are taken
     ranking = sorted(range(len(clusters)), key=lambda i: (-clusters[i]["score"], -clusters[i]["size"],
                                                            clusters[i]["snapshot"], clusters[i]["members"][0]))
     new_id = {old: rank for rank, old in enumerate(ranking)}
