@@ -240,7 +240,7 @@ def tmp_verdict(stage: dict, input_bytes: int, doc: str, bound: float) -> str:
     if ratio <= bound:
         return f"{said} (within {doc}'s bound of {bound:g}x)"
     if beside:
-        return (f"{said}, with {', '.join(beside)} running beside it: the sum of both; run the stage alone "
+        return (f"{said}, with {', '.join(beside)} running beside it: their data summed; run the stage alone "
                 f"to judge it against {doc}'s bound of {bound:g}x")
     return f"{said} (ABOVE {doc}'s bound of {bound:g}x)"
 
