@@ -169,6 +169,9 @@ class StageResult:
     outputs: dict[str, str]
     counts: dict[str, int] = field(default_factory=dict)
     bad_records: list[dict[str, Any]] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Anything else the stage wants on record in its ``stage.json`` (JSON values; written only
+    when not empty), e.g. a parameter it chose from the data."""
 
 
 class Stage:

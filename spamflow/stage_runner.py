@@ -200,6 +200,8 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "bad_records_total": len(result.bad_records),
             "bad_records": result.bad_records[:BAD_RECORDS_IN_MANIFEST],
         }
+        if result.details:
+            record["details"] = result.details
         with open(tmp / STAGE_RECORD, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=1)
         publish(tmp, stage)

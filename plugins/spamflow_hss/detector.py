@@ -19,6 +19,7 @@ from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.mr import use_mapreduce
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
+from spamflow_hss.auto_threshold import auto_threshold
 from spamflow_hss.cluster_mapreduce import cluster_snapshots_mapreduce
 from spamflow_hss.cluster_table import centroid, rank_key
 from spamflow_hss.fingerprint_table import (
@@ -71,11 +72,6 @@ class HSSDetector(Detector):
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
         assert isinstance(params, HSSParams)
-        miss = p_miss(params.m, params.k, params.p, params.t)
-        if miss > P_MISS_WARNING:
-            log.warning("hss: P_miss = %.4f for m=%d k=%d p=%d t=%d is above %.0f%%; raise p (the paper: "
-                        "p * t >= 512 for m = 128, k = 1)", miss, params.m, params.k, params.p, params.t,
-                        100 * P_MISS_WARNING)
         parts = page_parts(ctx.inputs["parse"]["pages"])
         total = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
         mapreduce = params.mapreduce or use_mapreduce(params.engine, ctx.settings, size=total,
@@ -83,26 +79,44 @@ class HSSDetector(Detector):
         if mapreduce:
             counts: Counter[str] = Counter(fingerprint_pages_mapreduce(
                 parts, ctx.outdir / "fingerprints", ctx.outdir / "work", params.n, params.m, params.seed,
-                ctx.settings.runner, ctx.settings.runner_args, window=params.noise_window))
+                ctx.settings.runner, ctx.settings.runner_args, window=params.noise_window, noise_mode=params.noise))
         else:
             with progress_bar(total=total, desc="hss fingerprints", unit="page",
                               setting=ctx.settings.progress) as bar:
                 counts = Counter(fingerprint_pages(parts, ctx.outdir / "fingerprints", params.n, params.m,
                                                    params.seed, ctx.settings.workers, done=bar.update,
-                                                   window=params.noise_window))
+                                                   window=params.noise_window, noise_mode=params.noise))
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
         matrix = read_fingerprints(table, params.m)  # once, as NumPy: the Arrow column goes
         table = table.drop_columns(["fingerprint"])
+        threshold = None
+        if params.t == "auto":  # once, here on the driver: both engines check with this t
+            threshold = auto_threshold(((matrix[rows], table.column("domain").take(pa.array(rows)).to_pylist())
+                                        for _, rows in snapshot_rows(table)), params.m, params.null_pairs,
+                                       params.false_edge_rate, params.t_min, params.t_max, params.seed)
+            log.info("hss: t: auto chose t = %d (%s; %.4g expected false edges per page, rate %g, %d null pairs)",
+                     threshold.t, threshold.reason, threshold.expected_false_edges, params.false_edge_rate,
+                     threshold.pairs)
+        check = params if threshold is None else params.model_copy(update={"t": threshold.t})
+        assert isinstance(check.t, int)
+        miss = p_miss(check.m, check.k, check.p, check.t)
+        if miss > P_MISS_WARNING:
+            log.warning("hss: P_miss = %.4f for m=%d k=%d p=%d t=%d is above %.0f%%; raise p (the paper: "
+                        "p * t >= 512 for m = 128, k = 1)", miss, check.m, check.k, check.p, check.t,
+                        100 * P_MISS_WARNING)
         labelled = None
         if mapreduce:
             log.info("hss: %d pages: fingerprints and probe/check by MapReduce jobs on the %r runner",
                      total, ctx.settings.runner)
             snapshots = ((name, matrix[rows]) for name, rows in snapshot_rows(table))
-            labelled = cluster_snapshots_mapreduce(snapshots, params, ctx.outdir / "work", ctx.settings.runner,
+            labelled = cluster_snapshots_mapreduce(snapshots, check, ctx.outdir / "work", ctx.settings.runner,
                                                    ctx.settings.runner_args)
-        clusters, assignment, summary = cluster_snapshots(table, params, counts, progress=ctx.settings.progress,
+        clusters, assignment, summary = cluster_snapshots(table, check, counts, progress=ctx.settings.progress,
                                                           labelled=labelled, fingerprints=matrix)
-        summary.update(p_miss=miss, p_miss_warning=miss > P_MISS_WARNING, params=params.model_dump())
+        summary.update(p_miss=miss, p_miss_warning=miss > P_MISS_WARNING, params=params.model_dump(), t=check.t)
+        details: dict[str, Any] = {"t": check.t}
+        if threshold is not None:
+            summary["threshold"] = details["threshold"] = threshold.record()
         with open(ctx.outdir / "clusters.jsonl", "w", encoding="utf-8") as fh:
             for cluster in clusters:
                 fh.write(json.dumps(cluster) + "\n")
@@ -115,7 +129,7 @@ class HSSDetector(Detector):
         counts["p_miss_above_1pct"] = int(miss > P_MISS_WARNING)
         return StageResult(outputs={"fingerprints": "fingerprints", "clusters": "clusters.jsonl",
                                     "page_clusters": "page_clusters.parquet", "hosts": "hosts.parquet",
-                                    "summary": "summary.json"}, counts=dict(counts))
+                                    "summary": "summary.json"}, counts=dict(counts), details=details)
 
 
 def snapshot_rows(table: pa.Table) -> Iterator[tuple[str, np.ndarray]]:

@@ -17,6 +17,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from spamflow_hss.fingerprint import EMPTY, fingerprint_hashes, orderings
+from spamflow_hss.markup_noise import page_noise
 from spamflow_hss.noise_window import ngram_count, window_ngram_hashes
 
 PAGE_COLUMNS = ["doc_id", "snapshot", "url", "host", "domain", "ip"]
@@ -37,9 +38,10 @@ def fingerprint_schema(m: int) -> pa.Schema:
 
 
 def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, window: int = 0, batch_size: int = 512,
-                     done: Callable[[int], None] | None = None) -> dict[str, int]:
+                     done: Callable[[int], None] | None = None, noise_mode: str = "paper") -> dict[str, int]:
     """Fingerprint every page of one Parquet part of the page table into ``out`` (its first
-    and last ``window`` n-grams, all of them with 0; ``ngrams`` counts them all).
+    and last ``window`` n-grams, all of them with 0; ``ngrams`` counts them all), of the noise
+    ``noise_mode`` selects (markup_noise.py: ``paper``, all of it; ``markup``, inside tags).
 
     Counts: ``pages``; ``short_pages``, with fewer than n characters of noise (an all-empty
     fingerprint that never matches); ``sparse_pages``, with at least one empty dimension
@@ -54,8 +56,9 @@ def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, window: 
             vectors = np.empty((len(noises), m), np.uint64)
             ngrams = np.zeros(len(noises), np.int64)
             for row, noise in enumerate(noises):
-                ngrams[row] = ngram_count(noise or "", n)
-                vectors[row] = fingerprint_hashes(window_ngram_hashes(noise or "", n, window), order)
+                text = page_noise(noise or "", noise_mode)
+                ngrams[row] = ngram_count(text, n)
+                vectors[row] = fingerprint_hashes(window_ngram_hashes(text, n, window), order)
                 counts["noise_chars"] += len(noise or "")
             empty = vectors == EMPTY
             counts["pages"] += len(noises)
@@ -69,18 +72,20 @@ def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, window: 
     return dict(counts)
 
 
-def _fingerprint_job(job: tuple[str, str, int, int, int, int]) -> dict[str, int]:
-    pages, out, n, m, seed, window = job
-    return fingerprint_part(Path(pages), Path(out), n, m, seed, window)
+def _fingerprint_job(job: tuple[str, str, int, int, int, int, str]) -> dict[str, int]:
+    pages, out, n, m, seed, window, noise_mode = job
+    return fingerprint_part(Path(pages), Path(out), n, m, seed, window, noise_mode=noise_mode)
 
 
 def fingerprint_pages(parts: list[Path], outdir: Path, n: int, m: int, seed: int, workers: int = 1,
-                      done: Callable[[int], None] | None = None, window: int = 0) -> dict[str, int]:
+                      done: Callable[[int], None] | None = None, window: int = 0,
+                      noise_mode: str = "paper") -> dict[str, int]:
     """Fingerprint every part (in ``workers`` processes when more than one); one output
     part per input part, ``outdir/part-NNNNN.parquet``.  ``done(pages)`` after each batch
     (after each part with several workers)."""
     outdir.mkdir(parents=True, exist_ok=True)
-    jobs = [(str(part), str(outdir / f"part-{i:05d}.parquet"), n, m, seed, window) for i, part in enumerate(parts)]
+    jobs = [(str(part), str(outdir / f"part-{i:05d}.parquet"), n, m, seed, window, noise_mode)
+            for i, part in enumerate(parts)]
     counts: Counter[str] = Counter()
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -91,7 +96,8 @@ def fingerprint_pages(parts: list[Path], outdir: Path, n: int, m: int, seed: int
                     done(result.get("pages", 0))
     else:
         for pages, out, *_ in jobs:
-            counts.update(fingerprint_part(Path(pages), Path(out), n, m, seed, window, done=done))
+            counts.update(fingerprint_part(Path(pages), Path(out), n, m, seed, window, done=done,
+                                           noise_mode=noise_mode))
     return dict(counts)
 
 
@@ -112,7 +118,8 @@ def fingerprints_dataset(folder: Path, m: int) -> ds.Dataset:
 
 
 def fingerprint_pages_mapreduce(parts: list[Path], outdir: Path, work: Path, n: int, m: int, seed: int,
-                                runner: str, runner_args: tuple[str, ...] = (), window: int = 0) -> dict[str, int]:
+                                runner: str, runner_args: tuple[str, ...] = (), window: int = 0,
+                                noise_mode: str = "paper") -> dict[str, int]:
     """The same fingerprint parts as :func:`fingerprint_pages`, computed by the map-only
     mrjob job ``mr_fingerprint`` on ``runner``: the noise goes out as ``doc_id<TAB>json``
     lines, the fingerprints come back by doc_id and are written beside the page columns."""
@@ -130,7 +137,8 @@ def fingerprint_pages_mapreduce(parts: list[Path], outdir: Path, work: Path, n: 
                     fh.write(f"{doc_id}\t{json.dumps(noise or '')}\n")
                     written += 1
     output = run_job(MRFingerprint, [noise_lines], work / "fingerprints.tsv", runner=runner,
-                     args=["--n", str(n), "--m", str(m), "--seed", str(seed), "--window", str(window)],
+                     args=["--n", str(n), "--m", str(m), "--seed", str(seed), "--window", str(window),
+                           "--noise", noise_mode],
                      runner_args=runner_args)
     found: dict[int, tuple[int, bytes]] = {}
     with open(output, encoding="utf-8") as fh:

@@ -12,14 +12,17 @@ from mrjob.job import MRJob
 from mrjob.protocol import RawProtocol, RawValueProtocol
 
 from spamflow_hss.fingerprint import fingerprint_hashes, orderings
+from spamflow_hss.markup_noise import NOISE_MODES, page_noise
 from spamflow_hss.noise_window import ngram_count, window_ngram_hashes
 
 
-def fingerprint_line(line: str, n: int, m: int, seed: int, window: int = 0) -> tuple[str, str]:
+def fingerprint_line(line: str, n: int, m: int, seed: int, window: int = 0,
+                     noise_mode: str = "paper") -> tuple[str, str]:
     """One input line to (doc_id, ``ngrams<TAB>hex fingerprint``): ngrams counts every n-gram of
-    the noise, the fingerprint is over the first and last ``window`` (all with 0)."""
+    the noise (``noise_mode``: all of it, or its tags), the fingerprint is over the first and last
+    ``window`` (all with 0)."""
     doc_id, text = line.split("\t", 1)
-    noise = json.loads(text)
+    noise = page_noise(json.loads(text), noise_mode)
     vector = fingerprint_hashes(window_ngram_hashes(noise, n, window), orderings(m, seed))
     return doc_id, f"{ngram_count(noise, n)}\t{vector.astype('>u8').tobytes().hex()}"
 
@@ -35,9 +38,12 @@ class MRFingerprint(MRJob):
         self.add_passthru_arg("--seed", type=int, required=True, help="seed of the orderings")
         self.add_passthru_arg("--window", type=int, default=0,
                               help="fingerprint the first and last WINDOW n-grams of a page (0: all)")
+        self.add_passthru_arg("--noise", choices=NOISE_MODES, default="paper",
+                              help="paper: the whole HTML noise; markup: its part inside tags")
 
     def mapper(self, _, line):
-        yield fingerprint_line(line, self.options.n, self.options.m, self.options.seed, self.options.window)
+        yield fingerprint_line(line, self.options.n, self.options.m, self.options.seed, self.options.window,
+                                    self.options.noise)
 
 
 if __name__ == "__main__":

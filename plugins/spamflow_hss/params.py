@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -16,8 +16,21 @@ class HSSParams(DetectorParams):
     m: int = Field(128, ge=1, le=4096, description="fingerprint dimensions (section 3.3)")
     k: int = Field(1, ge=1, description="dimensions per probe key (section 3.4)")
     p: int = Field(20, ge=1, description="probes: random k-subsets of the m dimensions (section 3.4)")
-    t: int = Field(35, ge=1, description="check threshold: a pair is an edge if it matches on more than t "
-                                         "of the m dimensions, Sim_b > t/m (section 3.4)")
+    t: int | Literal["auto"] = Field(35, description=(
+        "check threshold: a pair is an edge if it matches on more than t of the m dimensions, Sim_b > t/m "
+        "(section 3.4).  auto (not in the paper): the smallest t in [t_min, t_max] whose expected false edges per "
+        "page, from the crawl's null distribution of Sim_b between pages of different registered domains, stay "
+        "under false_edge_rate (auto_threshold.py, docs/hss.md)"))
+    false_edge_rate: float = Field(0.01, gt=0, description=(
+        "t: auto: the expected cross-domain edges per page the chosen t may let through (empirical tail of the "
+        "null times the cross-domain candidate pairs per page)"))
+    null_pairs: int = Field(1_000_000, ge=1, description=(
+        "t: auto: cross-domain page pairs sampled (with a fixed seed) for the null distribution of Sim_b"))
+    t_min: int = Field(8, ge=1, description="t: auto: the lowest t it may choose")
+    t_max: int = Field(35, ge=1, description="t: auto: the highest t it may choose (the paper's 35)")
+    noise: Literal["paper", "markup"] = Field("paper", description=(
+        "paper: fingerprint the whole HTML noise (section 3.1).  markup (not in the paper): only the noise inside "
+        "tags, leaving out the punctuation of the text between them (markup_noise.py, docs/hss.md)"))
     noise_window: int = Field(0, ge=0, description=(
         "0 (the paper's preprocessing): fingerprint every n-gram of a page's HTML noise.  N > 0: only its first "
         "and last N n-grams, where a template is, and not a huge content block between them (pages with at most "
@@ -41,7 +54,13 @@ class HSSParams(DetectorParams):
 
     @model_validator(mode="after")
     def _fits_m(self) -> HSSParams:
-        if self.k > self.m or self.t > self.m:
+        if self.t == "auto":
+            if not self.t_min <= self.t_max <= self.m:
+                raise ValueError(f"t: auto needs t_min <= t_max <= m={self.m}; got t_min={self.t_min}, "
+                                 f"t_max={self.t_max}")
+        elif self.t < 1:
+            raise ValueError(f"t must be at least 1 (or auto); got t={self.t}")
+        if self.k > self.m or (self.t != "auto" and self.t > self.m):
             raise ValueError(f"k and t must be at most m={self.m}; got k={self.k}, t={self.t}")
         if self.p > math.comb(self.m, self.k):
             raise ValueError(f"p={self.p} is more than the C(m, k) = {math.comb(self.m, self.k)} distinct probes")
