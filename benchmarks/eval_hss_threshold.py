@@ -1,0 +1,218 @@
+"""HSS's check threshold from the data (``t: auto``) and the markup noise (``noise: markup``)
+against the paper's t = 35, on real pages.  The figures of docs/hss.md ("t: auto").
+
+Run from the repository root (a minute or two)::
+
+    PYTHONPATH=.:plugins .venv/bin/python benchmarks/eval_hss_threshold.py [--seeds 0 1 2] [--domains 1]
+
+Two crawls, each clustered on its own as one snapshot (``t: auto`` chooses t per crawl, from
+that crawl's own cross-domain null, as the stage does):
+
+* **doorways**: the 800 real doorway pages (two real skeletons, one host) and the stitched
+  families of ``benchmarks/doorway_families.py`` (real skeletons, bodies of real text
+  snippets; ``--domains`` registered domains per family), among the 1,213 honest pages of the
+  trafilatura and article-extraction corpora under their own hosts
+  (``tests/hss_real_pages.py``).  Printed: within-family pair recall (the lowest family's, and
+  over all families' pairs), honest pages in a doorway cluster (a cluster holding a doorway
+  page), clusters mixing two families, and the honest pages' cross-site pair rate.
+* **data.gov.uk**: the real one-site crawls of warc-samples (data.gov.uk 2014: Drupal and CKAN
+  pages; its re-crawl; a ClueWeb09 shop) among the same honest pages, as
+  ``benchmarks/eval_hss_real.py`` has them.  Printed: each template's pair recall (a site's
+  pages made by one program), foreign pages in their clusters, and cross-site pairs (pairs of
+  pages of different honest sites in one cluster, over all such pairs).
+
+Settings: the paper's t = 35 (whole noise), t = 35 with the markup noise, and t: auto with
+either noise (the defaults: false_edge_rate 0.01, 10^6 null pairs, t in [8, 35]).  Then, per
+setting and crawl, what auto saw: the chosen t, K (cross-domain candidate pairs per page),
+the null's tail and the expected false edges per page at the chosen t.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "plugins"), str(REPO / "tests"), str(REPO / "benchmarks")]
+
+import doorway_families  # noqa: E402
+import hss_real_pages  # noqa: E402
+
+from spamflow.domains import registered_domain  # noqa: E402
+from spamflow.words import html_noise  # noqa: E402
+from spamflow_hss.auto_threshold import auto_threshold  # noqa: E402
+from spamflow_hss.fingerprint import EMPTY, fingerprint_hashes, orderings  # noqa: E402
+from spamflow_hss.markup_noise import page_noise  # noqa: E402
+from spamflow_hss.ngram_hash import ngram_hashes  # noqa: E402
+from spamflow_hss.params import HSSParams  # noqa: E402
+from spamflow_hss.probing import cluster_fingerprints  # noqa: E402
+
+DEFAULTS = HSSParams(t="auto")
+N, M, K, P = DEFAULTS.n, DEFAULTS.m, DEFAULTS.k, DEFAULTS.p
+SETTINGS = [("t=35, paper noise (the paper)", 35, "paper"), ("t=35, markup noise", 35, "markup"),
+            ("t=auto, paper noise", "auto", "paper"), ("t=auto, markup noise", "auto", "markup")]
+
+
+class Page:
+    __slots__ = ("domain", "family", "noise", "site", "template")
+
+    def __init__(self, site: str, noise: str, family: str = "", template: str = "") -> None:
+        self.site, self.noise, self.family, self.template = site, noise, family, template
+        self.domain = registered_domain(site)
+
+
+def doorway_crawl(domains: int, seed: int) -> list[Page]:
+    pages = [Page(p.site, p.noise) for p in hss_real_pages.real_pages()]
+    pages += [Page(d.host, html_noise(d.html), d.family)
+              for d in doorway_families.doorway_pages(domains=domains, seed=seed)]
+    return pages
+
+
+def template_crawl() -> tuple[list[Page], dict[str, list[int]]]:
+    """data.gov.uk & co. among the honest pages; the rows of each (site, template)."""
+    pages: list[Page] = []
+    groups: dict[str, list[int]] = defaultdict(list)
+    for name, site in hss_real_pages.TEMPLATE_SITES.items():
+        for p in hss_real_pages.warc_pages(name):
+            if p.site == site:
+                groups[f"{site} {name.split('-20')[-1].split('.warc')[0]} {p.template or '-'}"].append(len(pages))
+            pages.append(Page(p.site, p.noise, template=p.template))
+    pages += [Page(p.site, p.noise, family="") for p in hss_real_pages.real_pages()]
+    return pages, dict(groups)
+
+
+def fingerprints(pages: list[Page], mode: str, seed: int) -> np.ndarray:
+    order = orderings(M, seed)
+    return np.stack([fingerprint_hashes(ngram_hashes(page_noise(p.noise, mode), N), order) for p in pages])
+
+
+def choose(fps: np.ndarray, pages: list[Page], t: int | str, seed: int) -> tuple[int, str]:
+    if t != "auto":
+        return int(t), ""
+    a = auto_threshold([(fps, [p.domain for p in pages])], M, DEFAULTS.null_pairs, DEFAULTS.false_edge_rate,
+                       DEFAULTS.t_min, DEFAULTS.t_max, seed)
+    tail = {s: sum(a.histogram[s + 1:]) / a.pairs for s in (4, 8, 16, 35)}
+    return a.t, (f"auto: t={a.t} ({a.reason}), K={a.candidates_per_page:.0f} cross-domain pairs/page, "
+                 f"{a.pairs} null pairs, P(>4)={tail[4]:.1e} P(>8)={tail[8]:.1e} P(>16)={tail[16]:.1e} "
+                 f"P(>35)={tail[35]:.1e}, E(t)={a.expected_false_edges:.4f}")
+
+
+def cross_site(labels: np.ndarray, pages: list[Page], rows: list[int]) -> tuple[int, int]:
+    members: dict[int, list[int]] = defaultdict(list)
+    for i in rows:
+        members[int(labels[i])].append(i)
+    merged = sum(pages[a].site != pages[b].site for c in members.values() for a, b in combinations(c, 2))
+    by_site: dict[str, int] = defaultdict(int)
+    for i in rows:
+        by_site[pages[i].site] += 1
+    total = len(rows) * (len(rows) - 1) // 2 - sum(n * (n - 1) // 2 for n in by_site.values())
+    return merged, total
+
+
+def family_sims(fps: np.ndarray, pages: list[Page]) -> str:
+    """Matched dimensions within a family (median, 5th percentile) and the most across families."""
+    rng = np.random.default_rng(0)
+    by_family: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pages):
+        if p.family:
+            by_family[p.family].append(i)
+    within, across = [], []
+    names = sorted(by_family)
+    for name in names:
+        rows = np.array(by_family[name])
+        a, b = rng.choice(rows, 300), rng.choice(rows, 300)
+        keep = a != b
+        within.append(np.count_nonzero((fps[a[keep]] == fps[b[keep]]) & (fps[a[keep]] != EMPTY), axis=1))
+    for x, y in combinations(names, 2):
+        a, b = rng.choice(by_family[x], 300), rng.choice(by_family[y], 300)
+        across.append(np.count_nonzero((fps[a] == fps[b]) & (fps[a] != EMPTY), axis=1).max())
+    return " ".join(f"{n} {int(np.median(w))}/{int(np.percentile(w, 5))}" for n, w in zip(names, within)) + \
+        f"; across families at most {max(across)}"
+
+
+def evaluate_doorways(pages: list[Page], labels: np.ndarray) -> str:
+    by_family: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pages):
+        if p.family:
+            by_family[p.family].append(i)
+    recalls, hits, total = {}, 0, 0
+    for name, rows in sorted(by_family.items()):
+        same = sum(int(labels[a] == labels[b]) for a, b in combinations(rows, 2))
+        pairs = len(rows) * (len(rows) - 1) // 2
+        recalls[name], hits, total = same / pairs, hits + same, total + pairs
+    sizes = np.bincount(labels)
+    clusters: dict[int, set[str]] = defaultdict(set)
+    for i, p in enumerate(pages):
+        if sizes[labels[i]] > 1:
+            clusters[int(labels[i])].add(p.family)
+    doorway_clusters = {c for c, fams in clusters.items() if fams - {""}}
+    honest_in = sum(1 for i, p in enumerate(pages) if not p.family and int(labels[i]) in doorway_clusters)
+    mixing = sum(1 for fams in clusters.values() if len(fams - {""}) > 1)
+    honest = [i for i, p in enumerate(pages) if not p.family]
+    merged, cross = cross_site(labels, pages, honest)
+    worst = min(recalls, key=recalls.get)  # type: ignore[arg-type]
+    return (f"within-family recall {hits / total:.3f} (lowest {worst} {recalls[worst]:.3f}) | honest pages in "
+            f"doorway clusters {honest_in} | clusters mixing families {mixing} | honest cross-site pairs "
+            f"{merged}/{cross} = {100 * merged / cross:.3f} %\n      per family: "
+            + " ".join(f"{n} {r:.2f}" for n, r in recalls.items()))
+
+
+def evaluate_templates(pages: list[Page], groups: dict[str, list[int]], labels: np.ndarray) -> str:
+    sizes = np.bincount(labels)
+    parts = []
+    for name, rows in groups.items():
+        if len(rows) < 2:
+            continue
+        same = sum(int(labels[a] == labels[b]) for a, b in combinations(rows, 2)) / (len(rows) * (len(rows) - 1) // 2)
+        own = {int(labels[i]) for i in rows if sizes[labels[i]] > 1}
+        foreign = sum(1 for i, p in enumerate(pages) if int(labels[i]) in own and p.site != pages[rows[0]].site)
+        parts.append(f"{name} ({len(rows)}) {same:.2f}{f' foreign {foreign}' if foreign else ''}")
+    honest = [i for i, p in enumerate(pages) if not p.template and p.site not in
+              {pages[r[0]].site for r in groups.values()}]
+    merged, cross = cross_site(labels, pages, honest)
+    return " | ".join(parts) + f" | cross-site pairs {merged}/{cross} = {100 * merged / cross:.3f} %"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="HSS seeds (orderings, probes, null sample)")
+    ap.add_argument("--domains", type=int, default=1, help="registered domains per stitched family")
+    ap.add_argument("--family-seed", type=int, default=0, help="seed of the stitched families")
+    args = ap.parse_args()
+    if not (doorway_families.available() and hss_real_pages.available() and hss_real_pages.template_sites_available()):
+        sys.exit(f"needs the real pages under {hss_real_pages.SHARED_DATA}; it is absent")
+    started = time.perf_counter()
+    doorways = doorway_crawl(args.domains, args.family_seed)
+    templates, groups = template_crawl()
+    print(f"doorway crawl: {len(doorways)} pages ({sum(bool(p.family) for p in doorways)} doorway pages in "
+          f"{len({p.family for p in doorways if p.family})} families, {args.domains} domain(s) per stitched family); "
+          f"template crawl: {len(templates)} pages; loaded in {time.perf_counter() - started:.0f} s")
+    for seed in args.seeds:
+        for mode in ("paper", "markup"):
+            fd, ft = fingerprints(doorways, mode, seed), fingerprints(templates, mode, seed)
+            print(f"\nseed {seed}, {mode} noise: matched dimensions within a family (median/5th pct): "
+                  f"{family_sims(fd, doorways)}")
+            for label, t, setting_mode in SETTINGS:
+                if setting_mode != mode:
+                    continue
+                td, why_d = choose(fd, doorways, t, seed)
+                tt, why_t = choose(ft, templates, t, seed)
+                print(f"  {label}")
+                print(f"    doorways    t={td}: " + evaluate_doorways(doorways, cluster_fingerprints(fd, K, P, td, seed)))
+                if why_d:
+                    print(f"      {why_d}")
+                print(f"    data.gov.uk t={tt}: " + evaluate_templates(templates, groups,
+                                                                       cluster_fingerprints(ft, K, P, tt, seed)))
+                if why_t:
+                    print(f"      {why_t}")
+                sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
