@@ -63,6 +63,8 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
             "bad_records_total": record.get("bad_records_total", 0),
             "bad_records": record.get("bad_records", []),
         }
+        if record.get("details"):
+            stages[name]["details"] = record["details"]
     stages.update(kept_command_entries(previous, plan))
     return {
         "status": status,

@@ -6,6 +6,7 @@ Figure 4 for each snapshot's best cluster, each cluster's members as evidence), 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,15 +141,43 @@ def one_to_all(record: dict[str, Any], clusters: list[dict[str, Any]], assets: P
     return figures
 
 
+THRESHOLD = """
+<p>Check threshold <strong>t = {{ th.t }}</strong> of {{ m }} dimensions, chosen by <code>t: auto</code>:
+{% if th.reason == "rate" %}the smallest t in [{{ th.t_min }}, {{ th.t_max }}] whose expected false edges per page
+(P(Sim_b &gt; t/m) between pages of different registered domains &times; {{ "%.1f"|format(th.candidates_per_page) }}
+cross-domain candidate pairs per page) stay under the rate {{ th.false_edge_rate }}: {{ "%.3g"|format(th.expected_false_edges) }}.
+{% elif th.reason == "ceiling" %}no t in [{{ th.t_min }}, {{ th.t_max }}] keeps the expected false edges per page under the
+rate {{ th.false_edge_rate }} (at t = {{ th.t }}: {{ "%.3g"|format(th.expected_false_edges) }}, with
+{{ "%.1f"|format(th.candidates_per_page) }} cross-domain candidate pairs per page), so t is the ceiling.
+{% else %}the crawl has no pair of pages of different registered domains, so no null: t is the ceiling.{% endif %}
+Null: {{ th.pairs }} sampled cross-domain pairs (asked {{ th.sample_pairs }}; {{ th.cross_domain_pairs }} in the crawl).</p>
+{% if th.pairs %}<table class="grid small"><thead><tr><th>matched dimensions</th>{% for s, c in bins %}<th>{{ s }}</th>{% endfor %}</tr></thead>
+<tbody><tr><td>null pairs</td>{% for s, c in bins %}<td class="num">{{ c }}</td>{% endfor %}</tr></tbody></table>{% endif %}
+"""
+
+
+def threshold_html(record: dict[str, Any]) -> str:
+    """What ``t: auto`` chose and its null histogram (from stage.json's details), or nothing."""
+    from spamflow.report.sections import environment
+
+    threshold = (record.get("details") or {}).get("threshold")
+    summary = Path(record.get("outputs", {}).get("summary", ""))
+    if not threshold and summary.suffix == ".json" and summary.is_file():  # a run.json written before details
+        threshold = json.loads(summary.read_text(encoding="utf-8")).get("threshold")
+    if not threshold:
+        return ""
+    bins = sorted(((int(s), c) for s, c in threshold["histogram"].items()))
+    return environment().from_string(THRESHOLD).render(th=threshold, bins=bins, m=record["params"].get("m", 128))
+
+
 def clusters_section(record: dict[str, Any], assets: Path, evidence: EvidenceSet | None) -> ReportSection:
     from spamflow.report.sections import environment, evidence_list
 
     items = evidence.items if evidence else []
     table = evidence.data if evidence else []
     curves = one_to_all(record, table, assets)
-    html = environment().from_string(CLUSTER_TABLE).render(clusters=table[:200], curves=curves,
-                                                           anchors={e.key: e.anchor for e in items},
-                                                           total=len(table))
+    html = threshold_html(record) + environment().from_string(CLUSTER_TABLE).render(
+        clusters=table[:200], curves=curves, anchors={e.key: e.anchor for e in items}, total=len(table))
     return ReportSection("hss", "HSS clusters (Table 1)",
                          html + evidence_list(items, evidence.hidden if evidence else 0, "clusters"), order=30)
 
