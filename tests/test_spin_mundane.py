@@ -207,3 +207,17 @@ def test_real_sample_warcs_no_mundane_campaign(tmp_path):
     fired = {h["host"] for h in out["hosts"] if h["campaign_pages"] > 0}
     promoted = {h["host"] for h in out["hosts"] if h["is_promoted"]}
     assert fired == set() and promoted == set()  # docs/quality.md: no host fires for spin here
+
+
+def test_report_section_says_what_was_kept_out_of_campaigns():
+    from spamflow_spin.report_section import not_campaigns
+
+    counts = {"clusters_dropped_few_domains": 31, "paired_pages_excluded_http_error": 8,
+              "paired_pages_excluded_soft_404": 0, "paired_pages_excluded_boilerplate": 4}
+    assert not_campaigns(counts) == (
+        "<p>Not campaigns: 31 clusters of copies on one registered domain (<code>dropped_clusters</code>); "
+        "paired pages kept out as error or boilerplate pages: 8 http error, 4 boilerplate "
+        "(<code>excluded_pages</code>).</p>")
+    assert not_campaigns({"clusters_dropped_few_domains": 1}) == (
+        "<p>Not campaigns: 1 cluster of copies on one registered domain (<code>dropped_clusters</code>).</p>")
+    assert not_campaigns({}) == ""  # a run from before the rules
