@@ -64,7 +64,8 @@ class HSSDetector(Detector):
     host_tables = (PerHostTable("hosts", (
         HostFeature("pages", "pages of the host"),
         HostFeature("largest_cluster_size", "pages in the largest cluster holding one of the host's pages"),
-        HostFeature("largest_cluster_domains", "a cluster over 2+ domains", evidence=True, above=1),
+        HostFeature("largest_cluster_domains", "domains of the host's largest cluster (fired: 3+)", evidence=True,
+                    above=2),
         HostFeature("multi_domain_fraction", "fraction of the host's pages in clusters over 2+ domains"))),)
     requires = ("parse",)
     uses_mapreduce = True  # engine: mapreduce (or auto above mapreduce_above pages, or on a cluster runner)

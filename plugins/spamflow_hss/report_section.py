@@ -206,8 +206,10 @@ def spamflow_report_evidence(stage: str, record: dict[str, Any], max_items: int)
 def spamflow_report_host_columns(stage: str) -> HostColumns | None:
     if stage != STAGE:
         return None
+    # 3+, as the ensemble's evidence (spamflow_ensemble.evidence.FIRED): two domains sharing a
+    # template are common among honest sites (one CMS theme); docs/fired.md
     return HostColumns(("largest_cluster_domains", "multi_domain_fraction"),
-                       FiredRule("largest_cluster_domains", 1, "a cluster over 2+ domains"))
+                       FiredRule("largest_cluster_domains", 2, "a cluster over 3+ domains"))
 
 
 @hookimpl

@@ -34,16 +34,31 @@ def components(edges: Iterable[tuple[int, int]]) -> list[list[int]]:
     return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))
 
 
-def promoted_sites(pages: Iterable[Mapping[str, Any]], min_fraction: float) -> list[dict[str, Any]]:
+def promoted_sites(pages: Iterable[Mapping[str, Any]], min_fraction: float,
+                   min_domains: int = 1) -> list[dict[str, Any]]:
     """Link target hosts that at least ``min_fraction`` of a campaign's pages link to from another
-    registered domain (a page counts once per target), most linked first.
+    registered domain (a page counts once per target), and that copies on at least ``min_domains``
+    registered domains link to (a link from one domain's copies only is that site's own link, not
+    the campaign's), most linked first.
 
     Each page needs ``domain`` and ``link_targets``: [(target host, target domain)].
+
+    >>> pages = [{"domain": "a.com", "link_targets": [("shop.com", "shop.com"), ("x.org", "x.org")]},
+    ...          {"domain": "a.com", "link_targets": [("x.org", "x.org")]},
+    ...          {"domain": "b.com", "link_targets": [("shop.com", "shop.com"), ("a.com", "a.com")]}]
+    >>> promoted_sites(pages, 0.5)
+    [{'host': 'shop.com', 'pages': 2}, {'host': 'x.org', 'pages': 2}]
+    >>> promoted_sites(pages, 0.5, min_domains=2)  # x.org: linked from a.com's copies only
+    [{'host': 'shop.com', 'pages': 2}]
     """
     pages = list(pages)
     linked: Counter[str] = Counter()
+    linking_domains: dict[str, set[str]] = {}
     for page in pages:
-        linked.update({host for host, domain in page["link_targets"] if domain != page["domain"]})
+        targets = {host for host, domain in page["link_targets"] if domain != page["domain"]}
+        linked.update(targets)
+        for host in targets:
+            linking_domains.setdefault(host, set()).add(page["domain"])
     need = min_fraction * len(pages)
     return [{"host": host, "pages": n} for host, n in sorted(linked.items(), key=lambda kv: (-kv[1], kv[0]))
-            if n >= need]
+            if n >= need and len(linking_domains[host]) >= min_domains]

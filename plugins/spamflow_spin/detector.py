@@ -27,6 +27,7 @@ from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import candidate_pairs_count, stage_candidates
 from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
+from spamflow_spin.mundane import REASONS, Rules
 from spamflow_spin.params import SpinParams, resolve_dictionary_path
 from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
@@ -60,6 +61,8 @@ class Page:
     domain: str
     link_targets: list[tuple[str, str]]
     words: list[str]
+    status: int | None = None
+    title: str = ""
 
 
 def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: bool = True,
@@ -67,7 +70,9 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: 
     """The snapshot's pages with their article words (links cut out) and link target hosts,
     streamed ``BATCH_ROWS`` at a time.  ``links_of``: link targets only for these pages; ``words=False``: without
     words (the campaign and host tables of the MapReduce engine)."""
-    columns = ["doc_id", "url", "host", "domain", "snapshot", "words", "links"]
+    columns = ["doc_id", "url", "host", "domain", "snapshot", "words", "links", "status", "title"]
+    present = set(ds.dataset(pages_path, format="parquet").schema.names)
+    columns = [c for c in columns if c in present or c not in ("status", "title")]  # hand-made tables lack them
     if not words:
         columns.remove("words")
         if links_of is not None and not links_of:
@@ -95,7 +100,19 @@ def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bo
         targets = sorted({host_of(link["url"]) for link in links} - {""}) \
             if links_of is None or row["doc_id"] in links_of else []
         yield Page(row["doc_id"], row["url"], row["host"], row["domain"],
-                   [(t, registered_domain(t)) for t in targets], text)
+                   [(t, registered_domain(t)) for t in targets], text, row.get("status"), row.get("title") or "")
+
+
+def excluded_pages(pages: Iterable[Page], rules: Rules, excluded: dict[int, str],
+                   counts: Counter[str]) -> Iterator[Page]:
+    """``pages`` unchanged, noting in ``excluded`` why a page may not form or join a campaign
+    (``mundane.Rules``: HTTP error, soft 404, boilerplate only) and counting each reason."""
+    for page in pages:
+        reason = rules.reason(page.status, page.title, page.words)
+        if reason is not None:
+            excluded[page.doc_id] = reason
+            counts[f"pages_excluded_{reason}"] += 1
+        yield page
 
 
 def candidate_pairs(partitions: dict[int, Partition], work: Path, params: SpinParams, runner: str,
@@ -157,24 +174,49 @@ def find_spin(pages: list[Page], dictionary: SynonymDictionary, params: SpinPara
 
 
 def describe_campaigns(pairs: list[dict[str, Any]], pages: Iterable[Page], snapshot: str,
-                       promoted_fraction: float) -> list[dict[str, Any]]:
-    """One record per connected component of the pairs (``pages``: at least those in a pair)."""
+                       promoted_fraction: float, min_domains: int = 1, excluded: dict[int, str] | None = None,
+                       counts: Counter[str] | None = None,
+                       dropped: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The campaigns: one record per connected component of the pairs whose two pages may join a
+    campaign (neither in ``excluded``) if its pages span at least ``min_domains`` registered domains;
+    the other components go to ``dropped`` with their reason (``pages``: at least those in a pair).
+    With the defaults, DSpin's campaigns: every component of the pairs."""
     by_doc = {page.doc_id: page for page in pages}
+    excluded = excluded or {}
+    counts = Counter() if counts is None else counts
     spun = {d for p in pairs if p["kind"] == "spun" for d in (p["doc_a"], p["doc_b"])}
-    out = []
-    for number, docs in enumerate(components((p["doc_a"], p["doc_b"]) for p in pairs), 1):
+    paired = {d for p in pairs for d in (p["doc_a"], p["doc_b"])}
+    for reason in REASONS:
+        counts[f"paired_pages_excluded_{reason}"] += sum(excluded.get(d) == reason for d in paired)
+    edges = ((p["doc_a"], p["doc_b"]) for p in pairs if p["doc_a"] not in excluded and p["doc_b"] not in excluded)
+    out: list[dict[str, Any]] = []
+    dropped = [] if dropped is None else dropped
+    first_dropped = len(dropped)
+    for docs in components(edges):
         members = [by_doc[d] for d in docs]
-        out.append({
-            "campaign": f"{snapshot}/{number}",
+        domains = len({m.domain for m in members})
+        few = domains < min_domains
+        record = {
+            "campaign": f"{snapshot}/{len(out) + 1}",
             "snapshot": snapshot,
             "articles": len(members),
             "spun_articles": sum(d in spun for d in docs),
             "hosts": len({m.host for m in members}),
-            "domains": len({m.domain for m in members}),
+            "domains": domains,
             "promoted_sites": promoted_sites(({"domain": m.domain, "link_targets": m.link_targets} for m in members),
-                                             promoted_fraction),
+                                             promoted_fraction, min_domains),
             "pages": [{"doc_id": m.doc_id, "url": m.url, "host": m.host} for m in members],
-        })
+        }
+        if few:
+            record = {"cluster": f"{snapshot}/dropped/{len(dropped) - first_dropped + 1}", **record,
+                      "reason": f"its pages span {domains} registered domain{'s' * (domains != 1)}, "
+                                f"fewer than min_domains = {min_domains}"}
+            del record["campaign"]
+            dropped.append(record)
+            counts["clusters_dropped_few_domains"] += 1
+            counts["cluster_pages_dropped_few_domains"] += len(members)
+        else:
+            out.append(record)
     return out
 
 
@@ -215,11 +257,14 @@ def host_features(pages: Iterable[Page], pairs: list[dict[str, Any]], campaigns:
 
 class SpinDetector(Detector):
     name = "spin"
-    version = "5"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
+    version = "6"  # 2: two candidate jobs (frequencies, then index/probe prefixes), candidate_pair_counts;
     # 3: a head without synonyms (also head|head) spins nothing; unusable dictionary lines are bad records;
     # 4: pages with the same immutables go to the jobs as one group (same pairs; new counts, smaller work/)
     # 5: the accumulated positional bound after the count filter (same pairs; new count
     #    candidate_pairs_bound_pruned, smaller work/)
+    # 6: campaigns span min_domains registered domains and hold no error or boilerplate-only page
+    #    (mundane.py); promoted sites are linked from copies on min_domains domains; dropped_clusters
+    #    and excluded_pages outputs (same pairs)
     description = ("DSpin: automatically spun articles (immutable Jaccard, mutable verifier), exact duplicates "
                    "and spam campaigns with their promoted sites.")
     Params = SpinParams
@@ -254,12 +299,19 @@ class SpinDetector(Detector):
         snapshots = sorted(sizes)
         counts: Counter[str] = Counter(dictionary.counts())
         counts["snapshots"] = len(snapshots)
-        all_pairs, all_campaigns, hosts = [], [], []
+        for name in ("clusters_dropped_few_domains", "cluster_pages_dropped_few_domains",
+                     *(f"{kind}_{reason}" for kind in ("pages_excluded", "paired_pages_excluded")
+                       for reason in REASONS)):
+            counts[name] += 0  # present when zero: nothing is dropped silently
+        rules = Rules.from_params(params)
+        all_pairs, all_campaigns, all_dropped, all_excluded, hosts = [], [], [], [], []
         (ctx.outdir / "work").mkdir()  # declared even when no snapshot has two articles to compare
         for snapshot in snapshots:
             work = ctx.outdir / "work" / snapshot
+            excluded: dict[int, str] = {}
             if use_mapreduce(params.engine, ctx.settings, size=sizes[snapshot], above=params.mapreduce_above):
-                stream = read_pages(pages_path, snapshot, counts, links_of=set())  # targets: only for campaigns
+                stream = excluded_pages(read_pages(pages_path, snapshot, counts, links_of=set()),  # targets: only
+                                        rules, excluded, counts)  # for campaigns
                 pairs, found = find_spin_streaming(stream, dictionary, params, work, ctx.settings.runner,
                                                    ctx.settings.runner_args, progress=ctx.settings.progress)
                 in_pairs = {doc for p in pairs for doc in (p["doc_a"], p["doc_b"])}
@@ -268,14 +320,19 @@ class SpinDetector(Detector):
                 every_page: Iterable[Page] = read_pages(pages_path, snapshot, counts, words=False, links_of=set())
                 counts["engine_mapreduce_snapshots"] += 1
             else:
-                pages = list(read_pages(pages_path, snapshot, counts))
+                pages = list(excluded_pages(read_pages(pages_path, snapshot, counts), rules, excluded, counts))
                 counts["pages"] += len(pages)
                 pairs, found = find_spin(pages, dictionary, params, work, ctx.settings.runner,
                                          ctx.settings.runner_args, progress=ctx.settings.progress)
                 every_page = pages
             counts.update(found)
-            campaigns = describe_campaigns(pairs, pages, snapshot, params.promoted_fraction)
+            campaigns = describe_campaigns(pairs, pages, snapshot, params.promoted_fraction,
+                                           params.min_domains, excluded, counts, all_dropped)
             urls = {page.doc_id: page.url for page in pages}
+            in_pairs = {doc for p in pairs for doc in (p["doc_a"], p["doc_b"])}
+            all_excluded += [{"snapshot": snapshot, "doc_id": page.doc_id, "url": page.url, "host": page.host,
+                              "status": page.status, "title": page.title, "reason": excluded[page.doc_id]}
+                             for page in pages if page.doc_id in in_pairs and page.doc_id in excluded]
             all_pairs += [{"snapshot": snapshot, **p, "url_a": urls[p["doc_a"]], "url_b": urls[p["doc_b"]]}
                           for p in pairs]
             all_campaigns += campaigns
@@ -285,11 +342,15 @@ class SpinDetector(Detector):
         counts["campaign_pages"] = sum(c["articles"] for c in all_campaigns)
         _write_jsonl(ctx.outdir / "pairs.jsonl", all_pairs)
         _write_jsonl(ctx.outdir / "campaigns.jsonl", all_campaigns)
+        _write_jsonl(ctx.outdir / "dropped_clusters.jsonl", all_dropped)
+        _write_jsonl(ctx.outdir / "excluded_pages.jsonl",
+                     sorted(all_excluded, key=lambda r: (r["snapshot"], r["doc_id"])))
         _write_jsonl(ctx.outdir / "bad_records.jsonl", dictionary.bad_lines)
         pq.write_table(pa.Table.from_pylist(hosts, schema=HOST_SCHEMA), ctx.outdir / "hosts.parquet")
         files = [{"entry": e, "path": str(p), "bytes": p.stat().st_size} for e, p in zip(params.dictionary, paths)]
         (ctx.outdir / "dictionary.json").write_text(json.dumps({"files": files}, indent=1) + "\n")
-        outputs = {"pairs": "pairs.jsonl", "campaigns": "campaigns.jsonl", "hosts": "hosts.parquet",
+        outputs = {"pairs": "pairs.jsonl", "campaigns": "campaigns.jsonl", "dropped_clusters": "dropped_clusters.jsonl",
+                   "excluded_pages": "excluded_pages.jsonl", "hosts": "hosts.parquet",
                    "dictionary": "dictionary.json", "bad_records": "bad_records.jsonl", "work": "work"}
         return StageResult(outputs=outputs, counts=dict(counts), bad_records=dictionary.bad_lines)
 

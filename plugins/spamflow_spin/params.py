@@ -48,6 +48,25 @@ class SpinParams(DetectorParams):
     promoted_fraction: float = Field(0.5, gt=0.0, le=1.0, description=(
         "a host is a campaign's promoted site if at least this fraction of the campaign's pages "
         "link to it from another registered domain"))
+    min_domains: int = Field(2, ge=1, description=(
+        "a cluster of pairs is a campaign only if its pages span at least this many registered domains, "
+        "and a promoted site must be linked from copies on at least this many registered domains (DSpin's "
+        "campaigns promote sites across many; one site's duplicate pages are not a campaign). Clusters "
+        "below it are dropped and counted. 1: every cluster is a campaign (the paper's behaviour)"))
+    exclude_error_pages: bool = Field(True, description=(
+        "pages with an HTTP status of 400 or more, and soft 404s (see soft_404_max_words), never form or "
+        "join a campaign; they are counted. false: the paper's behaviour"))
+    soft_404_max_words: int = Field(100, ge=0, description=(
+        "a page with at most this many article words whose title or article text contains one of "
+        "soft_404_phrases (as whole words) is a soft 404 (an error page served with a 2xx/3xx status)"))
+    soft_404_phrases: list[str] = Field(["not found", "404", "error", "not be found", "does not exist"],
+                                        description=(
+        "phrases that make a tiny page a soft 404, matched as word sequences after the page table's word "
+        "splitting (lower case, punctuation breaks words): 'not found' matches 'Page Not Found!' but "
+        "'error' does not match 'errors' or 'terror'"))
+    min_article_words: int = Field(30, ge=0, description=(
+        "a page with fewer article words (its words without its link anchors: what DSpin compares) is "
+        "boilerplate only and never forms or joins a campaign; counted. 0: the paper's behaviour"))
     engine: Engine = Field("auto", description=(
         "memory: every page of a snapshot in this process (fast, ~145 KB per real page); mapreduce: "
         "pages streamed, partitions on disk, the verifier as a join job (bounded memory); auto: mapreduce "

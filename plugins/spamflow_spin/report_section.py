@@ -70,7 +70,20 @@ def campaign_evidence(record: dict[str, Any], max_items: int) -> EvidenceSet:
         out.append(Evidence(f"{KIND}:{c['campaign']}", KIND,
                             f"spin campaign {c['campaign']} ({c['articles']} articles on {c['hosts']} hosts)",
                             html, hosts))
-    return EvidenceSet(KIND, out, len(campaigns))
+    return EvidenceSet(KIND, out, len(campaigns), data=record.get("counts") or {})
+
+
+def not_campaigns(counts: dict[str, Any]) -> str:
+    """The line saying what was kept out of campaigns (docs/spin.md, "Campaigns are not the
+    mundane"), empty when the stage's counts predate the rules or nothing was."""
+    dropped = counts.get("clusters_dropped_few_domains", 0)
+    excluded = {reason: counts.get(f"paired_pages_excluded_{reason}", 0)
+                for reason in ("http_error", "soft_404", "boilerplate")}
+    if not dropped and not any(excluded.values()):
+        return ""
+    pages = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in excluded.items() if n)
+    return (f"<p>Not campaigns: {dropped} cluster{'s' * (dropped != 1)} of copies on one registered domain "
+            f"(<code>dropped_clusters</code>){f'; paired pages kept out as error or boilerplate pages: {pages} (<code>excluded_pages</code>)' if pages else ''}.</p>")
 
 
 @hookimpl
@@ -98,4 +111,5 @@ def spamflow_report_section(stage: str, evidence: EvidenceSet | None) -> ReportS
     from spamflow.report.sections import evidence_list
 
     html = evidence_list(evidence.items, evidence.hidden, "campaigns") if evidence else ""
-    return ReportSection("spin", "Spin campaigns", html or "<p>No campaign found.</p>", order=40)
+    note = not_campaigns(evidence.data) if evidence and isinstance(evidence.data, dict) else ""
+    return ReportSection("spin", "Spin campaigns", (html or "<p>No campaign found.</p>") + note, order=40)
