@@ -90,7 +90,8 @@ class WarcRecord:
         return self._http_headers.get(name.lower())
 
     def _read_payload(self, max_bytes: int) -> None:
-        stream = self.record.content_stream()
+        with content_encoding.output_limit(max_bytes + 1):  # a brotli or zstd bomb stops here, as gzip does
+            stream = self.record.content_stream()
         body = stream.read(max_bytes + 1)
         self.capped = len(body) > max_bytes
         self.payload = body[:max_bytes]
