@@ -29,7 +29,7 @@ from spamflow.errors import ConfigError
 from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
 from spamflow.plugins import SpamflowPlugins
 from spamflow.storage import StorageError, check_workdir, default_cache_dir, is_url, local_path, mirror_dir
-from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
+from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError, ShapeError, check_shape
 
 Runner = Literal["inline", "local", "spark", "hadoop", "emr"]
 RUNNERS: tuple[str, ...] = typing.get_args(Runner)
@@ -229,9 +229,10 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
                  workdir: str | Path | None = None) -> Config:
     where = str(path) if path else "<config>"
     try:
+        check_shape(text)  # before anything is built: no alias bomb, no nesting PyYAML recurses into
         data = yaml.load(text, Loader=ConfigLoader)
         node = yaml.compose(text, Loader=ConfigLoader)
-    except DuplicateKeyError as exc:
+    except (DuplicateKeyError, ShapeError) as exc:
         raise ConfigError(f"{where} {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from exc
