@@ -144,3 +144,20 @@ def test_bounded_decoders_give_the_whole_body_below_their_limit(encoding):
         capped = decoder_type()
     out = b"".join(capped.decompress(packed[i:i + 16384]) for i in range(0, len(packed), 16384))
     assert 10_000 <= len(out) <= 3 << 20 and body.startswith(out)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_record_cut_inside_its_http_headers_at_the_end_of_the_file_is_cut_short(tmp_path, gzipped):
+    import gzip as gz
+    import zlib
+
+    data, offsets = warc_bytes(_pages(2), gzip=gzipped)
+    last = gz.decompress(data[offsets[1]:]) if gzipped else data[offsets[1]:]
+    head = last[:last.index(b"HTTP/1.1 200 OK\r\n") + 20]  # ends inside "Content-Type: ..."
+    if gzipped:  # a gzip member cut off after these bytes (flushed, no end)
+        deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+        head = deflate.compress(head) + deflate.flush(zlib.Z_SYNC_FLUSH)
+    rows, result, name = _run(tmp_path, data[:offsets[1]] + head)
+    assert [r["url"] for r in rows] == ["http://a.example.com/p0"]
+    assert [(b["kind"], b["offset"]) for b in result.bad_records] == [("cut_short", offsets[1])]
+    assert "HTTP headers" in result.bad_records[0]["reason"] and result.counts["skipped_non_html"] == 0

@@ -74,7 +74,11 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
             if item.rec_type != "response":
                 continue
             if not is_html_response(item):
-                counts["skipped_non_html"] += 1
+                if item.cut_short and not item.http_header("Content-Type") and not item.length_problem:
+                    problem(item.file, item.offset, "cut_short", "the file ends inside this record's HTTP headers, "
+                            "before a Content-Type: no page (it may have been one)")
+                else:
+                    counts["skipped_non_html"] += 1
                 continue
             encoding = item.http_header("Content-Encoding")
             if not decodable(encoding):
