@@ -201,6 +201,8 @@ class Config:
         return out
 
     def _glob(self, pattern: str) -> list[Path]:
+        if Path(pattern).is_file():  # an existing file is itself, even named like a glob: crawl[1].warc.gz
+            return [Path(pattern)]
         hits = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
         if not hits:
             raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")

@@ -161,3 +161,31 @@ def test_a_record_cut_inside_its_http_headers_at_the_end_of_the_file_is_cut_shor
     assert [r["url"] for r in rows] == ["http://a.example.com/p0"]
     assert [(b["kind"], b["offset"]) for b in result.bad_records] == [("cut_short", offsets[1])]
     assert "HTTP headers" in result.bad_records[0]["reason"] and result.counts["skipped_non_html"] == 0
+
+
+def test_an_unreadable_reason_is_one_short_printable_line(tmp_path):
+    import gzip as gz
+    import random
+
+    junk = bytes(random.Random(7).randrange(256) for _ in range(1500)).replace(b"\n", b"x")
+    good, _ = warc_bytes(_pages(1))
+    data = good + gz.compress(junk + b"\r\n\r\n") + good
+    rows, result, _ = _run(tmp_path, data)
+    assert len(rows) == 2
+    [bad] = result.bad_records
+    assert bad["kind"] == "unreadable" and bad["reason"].startswith("unreadable record: ArchiveLoadFailed")
+    assert len(bad["reason"]) < 260 and bad["reason"].isascii() and bad["reason"].isprintable()
+    assert "more characters)" in bad["reason"]
+
+
+def test_a_response_without_a_target_uri_says_so(tmp_path):
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>x</p>"
+    nameless = (b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Date: 2026-01-15T10:00:00Z\r\n"
+                b"Content-Type: application/http; msgtype=response\r\n"
+                b"Content-Length: " + str(len(block)).encode() + b"\r\n\r\n" + block + b"\r\n\r\n")
+    good, offsets = warc_bytes(_pages(1), gzip=False)
+    rows, result, _ = _run(tmp_path, good + nameless + good)
+    assert len(rows) == 2
+    [bad] = result.bad_records
+    assert bad["offset"] == len(good) and "without a WARC-Target-URI header" in bad["reason"]
+    assert "NoneType" not in bad["reason"]

@@ -227,3 +227,10 @@ def test_yaml_nested_500_deep_is_a_config_error_not_a_recursion_error(project, p
     assert main(["validate", "-c", str(project / "spamflow.yaml")]) == 2
     err = capsys.readouterr().err
     assert "config error" in err and "RecursionError" not in err and len(err.splitlines()) < 5
+
+
+def test_a_file_named_like_a_glob_is_itself(project, plugins):
+    (project / "data" / "crawl[1].warc.gz").write_bytes(b"")
+    config = _load(project, "workdir: w\ninput: {warc: ['data/crawl[1].warc.gz']}\n", plugins)
+    assert config.warc_inputs() == {None: [str(project / "data" / "crawl[1].warc.gz")]}
+    assert "matches no file" in _error(project, "workdir: w\ninput: {warc: ['data/crawl[2].warc.gz']}\n", plugins)
