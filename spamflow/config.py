@@ -260,6 +260,7 @@ def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: s
     given = str(override) if override is not None else model.workdir
     if not is_url(given):
         wd = local_path(given).resolve() if override is not None else (base / local_path(given)).resolve()
+        _refuse_unsafe_workdir(wd, path)
         return Config(path=path, model=model, workdir=wd)
     url = given.rstrip("/")
     try:
@@ -268,6 +269,17 @@ def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: s
         raise ConfigError(f"{str(path) if path else '<config>'}: workdir: {exc}") from None
     cache = base / model.cache_dir if model.cache_dir else default_cache_dir()
     return Config(path=path, model=model, workdir=mirror_dir(url, cache.resolve()), workdir_url=url)
+
+
+def _refuse_unsafe_workdir(wd: Path, path: Path | None) -> None:
+    """A filesystem root or the home folder is never a workdir: a run writes ``stages/``,
+    ``run.json`` and ``report/`` into it, beside whatever the user keeps there."""
+    home = Path.home().resolve()
+    if wd == Path(wd.anchor) or wd == home:
+        what = "a filesystem root" if wd == Path(wd.anchor) else "your home folder"
+        raise ConfigError(f"{str(path) if path else '<config>'}: workdir: {str(wd)!r} is {what}; a run writes "
+                          "stages/, run.json and report/ into its workdir, so give a folder of its own "
+                          "(e.g. runs/example)")
 
 
 def _check_crawls(config: Config) -> None:

@@ -234,3 +234,13 @@ def test_a_file_named_like_a_glob_is_itself(project, plugins):
     config = _load(project, "workdir: w\ninput: {warc: ['data/crawl[1].warc.gz']}\n", plugins)
     assert config.warc_inputs() == {None: [str(project / "data" / "crawl[1].warc.gz")]}
     assert "matches no file" in _error(project, "workdir: w\ninput: {warc: ['data/crawl[2].warc.gz']}\n", plugins)
+
+
+@pytest.mark.parametrize("where", ["/", "home"])
+def test_a_filesystem_root_or_the_home_folder_is_refused_as_workdir(project, plugins, where, monkeypatch):
+    monkeypatch.setenv("HOME", str(project / "me"))
+    (project / "me").mkdir()
+    workdir = "/" if where == "/" else str(project / "me")
+    message = _error(project, f"workdir: {workdir}\ninput: {{warc: [data/*]}}\n", plugins)
+    assert "workdir: " in message and ("filesystem root" if where == "/" else "home folder") in message
+    assert _load(project, f"workdir: {project / 'me' / 'run'}\ninput: {{warc: [data/*]}}\n", plugins)
