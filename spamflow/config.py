@@ -29,7 +29,7 @@ from spamflow.errors import ConfigError
 from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
 from spamflow.plugins import SpamflowPlugins
 from spamflow.storage import StorageError, check_workdir, default_cache_dir, is_url, local_path, mirror_dir
-from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError
+from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError, ShapeError, check_shape
 
 Runner = Literal["inline", "local", "spark", "hadoop", "emr"]
 RUNNERS: tuple[str, ...] = typing.get_args(Runner)
@@ -201,6 +201,8 @@ class Config:
         return out
 
     def _glob(self, pattern: str) -> list[Path]:
+        if Path(pattern).is_file():  # an existing file is itself, even named like a glob: crawl[1].warc.gz
+            return [Path(pattern)]
         hits = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
         if not hits:
             raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")
@@ -229,9 +231,10 @@ def parse_config(text: str, plugins: SpamflowPlugins, *, path: Path | None = Non
                  workdir: str | Path | None = None) -> Config:
     where = str(path) if path else "<config>"
     try:
+        check_shape(text)  # before anything is built: no alias bomb, no nesting PyYAML recurses into
         data = yaml.load(text, Loader=ConfigLoader)
         node = yaml.compose(text, Loader=ConfigLoader)
-    except DuplicateKeyError as exc:
+    except (DuplicateKeyError, ShapeError) as exc:
         raise ConfigError(f"{where} {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from exc
@@ -257,6 +260,7 @@ def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: s
     given = str(override) if override is not None else model.workdir
     if not is_url(given):
         wd = local_path(given).resolve() if override is not None else (base / local_path(given)).resolve()
+        _refuse_unsafe_workdir(wd, path)
         return Config(path=path, model=model, workdir=wd)
     url = given.rstrip("/")
     try:
@@ -265,6 +269,17 @@ def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: s
         raise ConfigError(f"{str(path) if path else '<config>'}: workdir: {exc}") from None
     cache = base / model.cache_dir if model.cache_dir else default_cache_dir()
     return Config(path=path, model=model, workdir=mirror_dir(url, cache.resolve()), workdir_url=url)
+
+
+def _refuse_unsafe_workdir(wd: Path, path: Path | None) -> None:
+    """A filesystem root or the home folder is never a workdir: a run writes ``stages/``,
+    ``run.json`` and ``report/`` into it, beside whatever the user keeps there."""
+    home = Path.home().resolve()
+    if wd == Path(wd.anchor) or wd == home:
+        what = "a filesystem root" if wd == Path(wd.anchor) else "your home folder"
+        raise ConfigError(f"{str(path) if path else '<config>'}: workdir: {str(wd)!r} is {what}; a run writes "
+                          "stages/, run.json and report/ into its workdir, so give a folder of its own "
+                          "(e.g. runs/example)")
 
 
 def _check_crawls(config: Config) -> None:

@@ -3,6 +3,13 @@
 Dates stay strings (``snapshot: 2026-01`` is a label, not a date), and a key given twice in
 one mapping is an error: PyYAML silently keeps the last one, so a second ``workdir:`` or a
 detector listed twice under ``detectors:`` would quietly replace the first.
+
+:func:`check_shape` reads the file's events once before anything is built and refuses two
+shapes built to hurt: aliases (``*name``) that would repeat more than :data:`MAX_ALIAS_NODES`
+values in all (the "billion laughs": nine lines that expand to 10^9 strings), and collections
+nested deeper than :data:`MAX_DEPTH` (PyYAML builds them recursively and fails with a
+``RecursionError`` at a few hundred levels).  Both are fixed bounds, not config keys: the
+config cannot loosen the check that guards reading it.
 """
 
 from __future__ import annotations
@@ -12,6 +19,68 @@ from typing import Any
 import yaml
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+
+MAX_ALIAS_NODES = 10_000
+"""Most values (scalars, lists, mappings) that aliases may repeat in one config, counted as expanded."""
+MAX_DEPTH = 100
+"""Deepest nesting of lists and mappings in one config."""
+
+
+class ShapeError(yaml.YAMLError):
+    """The YAML is built to cost far more than a config needs; says the line (1-based) and why."""
+
+    def __init__(self, line: int, why: str) -> None:
+        self.line = line
+        super().__init__(f"line {line}: {why}")
+
+
+def check_shape(text: str) -> None:
+    """Refuse aliases that expand past :data:`MAX_ALIAS_NODES` values and nesting deeper than
+    :data:`MAX_DEPTH`, from PyYAML's events (its parser keeps a stack, it does not recurse):
+    no alias is expanded and nothing is built.  Invalid YAML is left for the loader to report."""
+    sizes: dict[str, int] = {}  # anchor -> values it stands for, once complete
+    open_anchors: set[str] = set()
+    stack: list[list[Any]] = []  # open collections: [values so far, anchor]
+    repeated = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    raise ShapeError(line, f"lists and mappings nested more than {MAX_DEPTH} deep; "
+                                           "a spamflow config needs a handful of levels")
+                if event.anchor:
+                    open_anchors.add(event.anchor)
+                stack.append([1, event.anchor])
+                continue
+            if isinstance(event, yaml.CollectionEndEvent):
+                size, anchor = stack.pop()
+                if anchor:
+                    open_anchors.discard(anchor)
+                    sizes[anchor] = size
+            elif isinstance(event, yaml.ScalarEvent):
+                size = 1
+                if event.anchor:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor in open_anchors:
+                    raise ShapeError(line, f"alias *{event.anchor} refers to a list or mapping that contains it; "
+                                           "a config cannot be infinite")
+                size = sizes.get(event.anchor, 0)  # an undefined alias is the loader's error to report
+                repeated += size
+                if repeated > MAX_ALIAS_NODES:
+                    raise ShapeError(line, f"alias *{event.anchor}: the aliases of this file repeat more "
+                                           f"than {MAX_ALIAS_NODES} values in all (the limit: a 'billion laughs' "
+                                           "file of a few lines expands to gigabytes); write the values out, "
+                                           "or use fewer aliases")
+            else:
+                continue
+            if stack:
+                stack[-1][0] += size
+    except ShapeError:
+        raise
+    except yaml.YAMLError:
+        return  # not valid YAML: the loader says where and why
 
 
 class DuplicateKeyError(yaml.YAMLError):

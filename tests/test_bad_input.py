@@ -81,3 +81,111 @@ def test_not_a_warc_file(tmp_path):
     rows, result, name = _run(tmp_path, b"this is just a text file\n" * 10)
     assert rows == []
     assert [(b["file"], b["offset"]) for b in result.bad_records] == [(name, 0)]
+
+
+# --- inputs built to hurt (issue 36) ------------------------------------------------------
+
+def _encoded(bodies: dict[str, tuple[str, bytes]], gzip_records: bool = True) -> bytes:
+    """A WARC of one response per url, each body sent with the given Content-Encoding."""
+    import gzip as gz
+    import re
+
+    records = [Resp(url, data) for url, (_, data) in bodies.items()]
+    plain, offsets = warc_bytes(records, gzip=False)
+    out = b""
+    for (encoding, _), start, end in zip(bodies.values(), offsets, offsets[1:] + [len(plain)]):
+        added = b"Content-Encoding: " + encoding.encode() + b"\r\n"
+        record = plain[start:end].replace(b"HTTP/1.1 200 OK\r\n", b"HTTP/1.1 200 OK\r\n" + added, 1)
+        old = int(re.search(rb"Content-Length: (\d+)", record).group(1))
+        record = record.replace(f"Content-Length: {old}".encode(), f"Content-Length: {old + len(added)}".encode(), 1)
+        out += gz.compress(record, mtime=0) if gzip_records else record
+    return out
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd"])
+def test_a_brotli_or_zstd_bomb_stops_at_the_page_limit_and_is_counted_truncated(tmp_path, encoding):
+    import tracemalloc
+
+    import brotli
+    import zstandard
+
+    inflated = b"<html><body><p>" + b"a" * (48 << 20)  # 48 MiB from ~100 bytes
+    packed = brotli.compress(inflated, quality=5) if encoding == "br" else zstandard.ZstdCompressor().compress(inflated)
+    assert len(packed) < 4096
+    data = _encoded({"http://a.example.com/bomb": (encoding, packed),
+                     "http://a.example.com/fine": (encoding, html("fine", "<p>fine words</p>"))})
+    tracemalloc.start()
+    try:
+        rows, result, name = _run(tmp_path, data, max_bytes=100_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak / 2**20:.0f} MiB held while parsing a {len(packed)}-byte bomb"
+    assert [r["url"] for r in rows] == ["http://a.example.com/bomb", "http://a.example.com/fine"]
+    assert rows[0]["truncated"] is True and rows[0]["html_bytes"] == 100_000
+    assert rows[1]["truncated"] is False and rows[1]["words"] == ["fine", "words"]
+    assert result.counts["bad_truncated"] == 1 and result.counts["pages"] == 2
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd"])
+def test_bounded_decoders_give_the_whole_body_below_their_limit(encoding):
+    import brotli
+    import zstandard
+
+    from spamflow.parse import content_encoding
+
+    body = bytes(range(256)) * 4000 + b"x" * 3_000_000
+    packed = brotli.compress(body) if encoding == "br" else zstandard.ZstdCompressor().compress(body)
+    decoder_type = content_encoding.ENCODINGS[encoding]
+    with content_encoding.output_limit(len(body)):
+        whole = decoder_type()
+    assert b"".join(whole.decompress(packed[i:i + 16384]) for i in range(0, len(packed), 16384)) == body
+    with content_encoding.output_limit(10_000):
+        capped = decoder_type()
+    out = b"".join(capped.decompress(packed[i:i + 16384]) for i in range(0, len(packed), 16384))
+    assert 10_000 <= len(out) <= 3 << 20 and body.startswith(out)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_record_cut_inside_its_http_headers_at_the_end_of_the_file_is_cut_short(tmp_path, gzipped):
+    import gzip as gz
+    import zlib
+
+    data, offsets = warc_bytes(_pages(2), gzip=gzipped)
+    last = gz.decompress(data[offsets[1]:]) if gzipped else data[offsets[1]:]
+    head = last[:last.index(b"HTTP/1.1 200 OK\r\n") + 20]  # ends inside "Content-Type: ..."
+    if gzipped:  # a gzip member cut off after these bytes (flushed, no end)
+        deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+        head = deflate.compress(head) + deflate.flush(zlib.Z_SYNC_FLUSH)
+    rows, result, name = _run(tmp_path, data[:offsets[1]] + head)
+    assert [r["url"] for r in rows] == ["http://a.example.com/p0"]
+    assert [(b["kind"], b["offset"]) for b in result.bad_records] == [("cut_short", offsets[1])]
+    assert "HTTP headers" in result.bad_records[0]["reason"] and result.counts["skipped_non_html"] == 0
+
+
+def test_an_unreadable_reason_is_one_short_printable_line(tmp_path):
+    import gzip as gz
+    import random
+
+    junk = bytes(random.Random(7).randrange(256) for _ in range(1500)).replace(b"\n", b"x")
+    good, _ = warc_bytes(_pages(1))
+    data = good + gz.compress(junk + b"\r\n\r\n") + good
+    rows, result, _ = _run(tmp_path, data)
+    assert len(rows) == 2
+    [bad] = result.bad_records
+    assert bad["kind"] == "unreadable" and bad["reason"].startswith("unreadable record: ArchiveLoadFailed")
+    assert len(bad["reason"]) < 260 and bad["reason"].isascii() and bad["reason"].isprintable()
+    assert "more characters)" in bad["reason"]
+
+
+def test_a_response_without_a_target_uri_says_so(tmp_path):
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>x</p>"
+    nameless = (b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Date: 2026-01-15T10:00:00Z\r\n"
+                b"Content-Type: application/http; msgtype=response\r\n"
+                b"Content-Length: " + str(len(block)).encode() + b"\r\n\r\n" + block + b"\r\n\r\n")
+    good, offsets = warc_bytes(_pages(1), gzip=False)
+    rows, result, _ = _run(tmp_path, good + nameless + good)
+    assert len(rows) == 2
+    [bad] = result.bad_records
+    assert bad["offset"] == len(good) and "without a WARC-Target-URI header" in bad["reason"]
+    assert "NoneType" not in bad["reason"]

@@ -17,6 +17,7 @@ from spamflow.parse.warc_file import parse_warc_file
 
 from conftest import shared_data
 from warc_factory import Resp, write_warc
+from warc_factory import html as html_page
 
 WESTERN = {
     "french": "La crème brûlée est servie à la française, avec des légumes frais. Où est le café? Le garçon "
@@ -157,3 +158,22 @@ def test_parse_gives_undeclared_pages_their_words_and_counts_how_they_were_decod
                                 "la", "pâte", "feuilletée"]
     assert rows[1]["words"][:4] == ["příliš", "žluťoučký", "kůň", "úpěl"]
     assert result.counts["charset_fallback"] == 1 and result.counts["charset_detected"] == 1
+
+
+@pytest.mark.parametrize("label", ["utf\x00-8", "utf-8\x00", "base64", "rot13", "zlib", "undefined", "idna",
+                                   "unicode_escape", "x" * 5000])
+def test_a_charset_label_that_names_no_page_encoding_is_ignored_not_fatal(label):
+    body = "<html><body><p>caf\u00e9 \\u0041</p></body></html>".encode()
+    decoded = decode_html(body, f"text/html; charset={label}")
+    assert decoded.text == body.decode() and decoded.source == "utf-8"
+    meta = b'<html><head><meta charset="' + label.encode("latin-1") + b'"></head><body>caf\xc3\xa9</body></html>'
+    assert "caf\u00e9" in decode_html(meta).text
+
+
+def test_parse_keeps_a_page_with_a_nul_in_its_charset(tmp_path):
+    warc = tmp_path / "nul.warc.gz"
+    write_warc(warc, [Resp("http://a.example.com/", html_page("t", "<p>kept words</p>"),
+                           content_type="text/html; charset=utf-8\x00")])
+    result = parse_warc_file(warc, "2026-01", tmp_path / "out.parquet", max_bytes=100_000)
+    assert not result.bad_records and result.counts["pages"] == 1
+    assert pq.read_table(tmp_path / "out.parquet").to_pylist()[0]["words"] == ["kept", "words"]

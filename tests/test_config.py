@@ -194,3 +194,53 @@ def test_a_runner_whose_software_is_missing_fails_at_validation_for_the_parse_jo
     assert "mapreduce.runner: 'hadoop' needs the 'hadoop' command on PATH" in _error(project, text, plugins)
     memory = text.replace("detectors:", "parse: {engine: memory}\ndetectors:")
     assert _load(project, memory, plugins).model.parse.engine == "memory"
+
+
+def test_billion_laughs_is_refused_with_file_and_line_before_anything_expands(project, plugins):
+    import time
+
+    laughs = "workdir: w\ninput: {warc: [data/*]}\nlol0: &l0 [lol]\n" + "".join(
+        f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 6)) + "detectors: {hss: *l5}\n"  # 10^5 here; 10^9 with 9 levels
+    started = time.perf_counter()
+    message = _error(project, laughs, plugins)
+    assert time.perf_counter() - started < 2
+    assert "line 7: alias *l3: the aliases of this file repeat more than 10000 values" in message
+    # a few aliases, as people use them, still work
+    fine = "workdir: w\ninput:\n  warc: {s1: &g [data/*], s2: *g}\n"
+    assert _load(project, fine, plugins).model.input.warc == {"s1": ["data/*"], "s2": ["data/*"]}
+
+
+def test_an_alias_to_its_own_container_is_refused(project, plugins):
+    assert "line 3: alias *me refers to a list or mapping that contains it" in _error(
+        project, "workdir: w\ninput: {warc: [data/*]}\nx: &me [1, *me]\n", plugins)
+
+
+@pytest.mark.parametrize("deep", ["flow", "block"])
+def test_yaml_nested_500_deep_is_a_config_error_not_a_recursion_error(project, plugins, deep, capsys):
+    from spamflow.cli import main
+
+    if deep == "flow":
+        text = "workdir: w\ninput: {warc: [data/*]}\nx: " + "[" * 500 + "]" * 500 + "\n"
+    else:
+        text = "workdir: w\ninput: {warc: [data/*]}\nx:\n" + "".join(" " * i + f"k{i}:\n" for i in range(500))
+    assert "nested more than 100 deep" in _error(project, text, plugins)
+    assert main(["validate", "-c", str(project / "spamflow.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "config error" in err and "RecursionError" not in err and len(err.splitlines()) < 5
+
+
+def test_a_file_named_like_a_glob_is_itself(project, plugins):
+    (project / "data" / "crawl[1].warc.gz").write_bytes(b"")
+    config = _load(project, "workdir: w\ninput: {warc: ['data/crawl[1].warc.gz']}\n", plugins)
+    assert config.warc_inputs() == {None: [str(project / "data" / "crawl[1].warc.gz")]}
+    assert "matches no file" in _error(project, "workdir: w\ninput: {warc: ['data/crawl[2].warc.gz']}\n", plugins)
+
+
+@pytest.mark.parametrize("where", ["/", "home"])
+def test_a_filesystem_root_or_the_home_folder_is_refused_as_workdir(project, plugins, where, monkeypatch):
+    monkeypatch.setenv("HOME", str(project / "me"))
+    (project / "me").mkdir()
+    workdir = "/" if where == "/" else str(project / "me")
+    message = _error(project, f"workdir: {workdir}\ninput: {{warc: [data/*]}}\n", plugins)
+    assert "workdir: " in message and ("filesystem root" if where == "/" else "home folder") in message
+    assert _load(project, f"workdir: {project / 'me' / 'run'}\ninput: {{warc: [data/*]}}\n", plugins)

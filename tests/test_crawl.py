@@ -290,3 +290,23 @@ def test_https_with_a_self_signed_certificate(tmp_path):
     assert sorted(s.url for s in read_crawl(tmp_path / "lax")) == [
         "https://tls.test/", "https://tls.test/next", "https://tls.test/robots.txt"]
     assert lax.counts["pages"] == 2
+
+
+def test_a_gzip_bomb_page_and_robots_txt_inflate_only_to_the_body_limit(tmp_path):
+    hosts = {"bomb.test": "127.0.25.1"}
+    padding = b"<!--" + b"a" * (32 << 20) + b"-->"  # 32 MiB from ~32 KB of gzip
+
+    def handler(host: str, path: str) -> Reply:
+        zipped = {"Content-Encoding": "gzip"}
+        if path == "/robots.txt":
+            return Reply(body=gzip.compress(b"User-agent: *\nDisallow: /no\n" + padding), headers=TEXT | zipped)
+        if path == "/":
+            return Reply(body=gzip.compress(b'<html><body><a href="/next">n</a><a href="/no">x</a>' + padding),
+                         headers={"Content-Type": "text/html"} | zipped)
+        return page(text="next page")
+
+    with LoopbackWeb(handler, hosts) as web:
+        summary = crawl(settings(web, ["http://bomb.test/"], max_body_bytes=200_000), tmp_path)
+    stored = {s.url for s in read_crawl(tmp_path)}
+    assert "http://bomb.test/next" in stored and "http://bomb.test/no" not in stored  # both read up to the limit
+    assert summary.counts["truncated_inflated"] == 2

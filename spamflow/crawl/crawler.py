@@ -27,7 +27,7 @@ from spamflow.crawl.filters import UrlFilter, parse_filter
 from spamflow.crawl.frontier import HostQueue, SpillFile
 from spamflow.crawl.journal import LOW, PROMOTED, Journal, complete_lines, drop_partial_line, stored_responses
 from spamflow.crawl.lanes import LowLaneIndex
-from spamflow.crawl.links import content_signature, decode_content, extract_links, is_html
+from spamflow.crawl.links import content_signature, decode_capped, extract_links, is_html
 from spamflow.crawl.robots import ALLOW_ALL, ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, rules_from_response
 from spamflow.crawl.settings import CrawlSettings, parse_pin, read_seeds
 from spamflow.crawl.sieve import Sieve
@@ -364,7 +364,10 @@ class Crawler:
             assert self.store is not None
             self.store.write_exchange(got.exchange)
             encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
-            status, body = got.status, decode_content(got.exchange.body, encoding)
+            body, capped = await asyncio.to_thread(decode_capped, got.exchange.body, encoding, ROBOTS_MAX_BYTES)
+            status = got.status
+            if capped:
+                counts["truncated_inflated"] += 1
             if status not in REDIRECTS or not got.location:
                 break
             nxt = normalize(got.location, url)
@@ -425,6 +428,12 @@ class Crawler:
             self.counts["requests"] += 1
             self._error(url, got[0], got[1], depth=depth)  # the depth marks it as a request (totals.py)
             return end
+        page: _Page | None = None
+        if got.status not in REDIRECTS and 200 <= got.status < 300 and is_html(got.content_type):
+            # inflating, hashing and parsing a page is CPU work: in a thread, so that one host's
+            # large page does not hold every other host's requests and timers
+            page = await asyncio.to_thread(_read_page, got, self.s.max_body_bytes, self.s.near_duplicates,
+                                           self.s.embeds)
         # From here to the WARC record nothing awaits, so the counts' change is this page's tally.
         before = self.counts.copy()
         self.counts["requests"] += 1
@@ -442,8 +451,8 @@ class Crawler:
                 self._error(target, "too_many_redirects", f"more than {self.s.max_redirects} hops", source=url)
             else:
                 self.offer(target, depth, hops + 1, batch, low)  # a redirect keeps its lane
-        elif 200 <= got.status < 300 and is_html(got.content_type):
-            self._follow(got, url, depth, batch)
+        elif page is not None:
+            self._follow(page, url, depth, batch)
         self.counts["pages"] += 1
         self.counts[f"status_{got.status // 100}xx"] += 1
         self.counts["body_bytes"] += len(got.exchange.body)
@@ -454,11 +463,11 @@ class Crawler:
         self.pages += 1
         return end
 
-    def _follow(self, got: _Fetched, url: str, depth: int, batch: list[tuple[int, int, str, str]]) -> None:
-        encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
-        body = decode_content(got.exchange.body, encoding)
+    def _follow(self, page: _Page, url: str, depth: int, batch: list[tuple[int, int, str, str]]) -> None:
+        if page.capped:
+            self.counts["truncated_inflated"] += 1
         if self.s.near_duplicates:
-            signature = content_signature(body)
+            signature = page.signature
             if signature in self.signatures:
                 self.counts["near_duplicates"] += 1
                 return
@@ -469,11 +478,10 @@ class Crawler:
         if cost is not None and depth + cost > self.s.max_depth:
             self.counts["pages_at_max_depth"] += 1
             return
-        try:
-            base, links = extract_links(body, self.s.embeds)
-        except Exception as exc:  # selectolax on hostile bytes: log it, keep the page
-            self._error(url, "parse", f"{type(exc).__name__}: {exc}")
+        if page.error:  # selectolax on hostile bytes: log it, keep the page
+            self._error(url, "parse", page.error)
             return
+        base, links = page.base, page.links
         if cost is None:  # a steered host with link_weight 0
             self.counts["links_steer_not_followed"] += len(links)
             return
@@ -649,3 +657,26 @@ def crawl(settings: CrawlSettings, directory: Path, base_dir: Path = Path("."),
          "errors": str(summary.errors), "counts": summary.counts,
          **({"steer": str(summary.steer)} if summary.steer else {})}, indent=1) + "\n")
     return summary
+
+
+@dataclass
+class _Page:
+    """What the crawler needs of a fetched HTML page, worked out off the event loop."""
+
+    capped: bool  # the inflated body was longer than max_body_bytes and was cut there
+    signature: int
+    base: str | None = None
+    links: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def _read_page(got: _Fetched, limit: int, near_duplicates: bool, embeds: bool) -> _Page:
+    """Inflate (to at most ``limit`` bytes), sign and parse one page: run in a thread."""
+    encoding = next((v for k, v in got.exchange.response_headers if k.lower() == "content-encoding"), "")
+    body, capped = decode_capped(got.exchange.body, encoding, limit)
+    page = _Page(capped, content_signature(body) if near_duplicates else 0)
+    try:
+        page.base, page.links = extract_links(body, embeds)
+    except Exception as exc:  # noqa: BLE001 - selectolax on hostile bytes: reported, the page kept
+        page.error = f"{type(exc).__name__}: {exc}"
+    return page

@@ -26,16 +26,27 @@ def is_html(content_type: str) -> bool:
     return content_type.split(";")[0].strip().lower() in HTML_TYPES
 
 
-def decode_content(body: bytes, encoding: str) -> bytes:
-    """Undo a gzip/deflate Content-Encoding, as far as the (possibly truncated) body goes."""
+def decode_content(body: bytes, encoding: str, limit: int = 0) -> bytes:
+    """Undo a gzip/deflate Content-Encoding, as far as the (possibly truncated) body goes and,
+    with ``limit``, to at most ``limit`` bytes (:func:`decode_capped` says whether it cut)."""
+    return decode_capped(body, encoding, limit)[0]
+
+
+def decode_capped(body: bytes, encoding: str, limit: int = 0) -> tuple[bytes, bool]:
+    """``decode_content``, and whether the inflated body was longer than ``limit`` (0: no
+    limit) and cut there: a small gzip body can inflate a thousandfold."""
     encoding = encoding.strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         for wbits in ((31,) if encoding != "deflate" else (15, -15)):
+            inflate = zlib.decompressobj(wbits)
             try:
-                return zlib.decompressobj(wbits).decompress(body)
+                out = inflate.decompress(body, limit + 1) if limit else inflate.decompress(body)
             except zlib.error:
                 continue
-    return body
+            if limit and len(out) > limit:
+                return out[:limit], True
+            return out, False
+    return body, False
 
 
 def extract_links(body: bytes, embeds: bool = False) -> tuple[str | None, list[str]]:

@@ -5,7 +5,9 @@ Order (WHATWG encoding sniffing, simplified): byte-order mark, then the HTTP
 then windows-1252 unless the page is evidently in another legacy encoding
 (``spamflow.parse.legacy_charset``).  Labels map as WHATWG says
 (``iso-8859-1`` and ``ascii`` mean windows-1252).  Undecodable bytes become U+FFFD and are
-counted, never raised.
+counted, never raised.  A declared label that names no text encoding a page can be in (a
+NUL or other junk in it, ``base64``, ``rot13``, ``idna``, ``unicode_escape``, ...) is
+ignored like an unknown one: the next piece of evidence decides.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs
 _WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "ascii": "cp1252",
                    "us-ascii": "cp1252", "iso8859-1": "cp1252", "l1": "cp1252", "x-sjis": "shift_jis",
                    "gb2312": "gb18030", "gbk": "gb18030"}
+_NOT_PAGE_CODECS = frozenset({"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"})
+"""Text codecs by Python's word that no web page is in: they fail on ordinary bytes or read backslashes as escapes."""
 
 
 @dataclass(frozen=True)
@@ -37,9 +41,12 @@ def _codec(label: str | None) -> str | None:
     label = label.strip().strip("\"'").lower()
     label = _WHATWG_ALIASES.get(label, label)
     try:
-        return codecs.lookup(label).name
-    except LookupError:
+        info = codecs.lookup(label)
+    except (LookupError, ValueError):  # ValueError: a NUL in the label
         return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_CODECS:
+        return None  # base64, zlib, rot13, ...: bytes.decode refuses them
+    return info.name
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -66,7 +73,10 @@ def decode_html(body: bytes, content_type: str | None = None) -> Decoded:
     for source, label in (("http", charset_from_content_type(content_type)), ("meta", _meta_charset(body))):
         declared = _codec(label)
         if declared and not declared.startswith("utf-16"):  # a page in UTF-16 has a BOM; without one the label lies
-            text, errors = _decode(body, declared)
+            try:
+                text, errors = _decode(body, declared)
+            except (UnicodeError, LookupError):  # a codec that fails even with errors="replace": not evidence
+                continue
             return Decoded(text, declared, source, errors)
     try:
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8", 0)

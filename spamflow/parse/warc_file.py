@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from spamflow.errors import BadInputError
+from spamflow.errors import BadInputError, plain_reason
 from spamflow.parse.content_encoding import decodable
 from spamflow.parse.pages import PAGE_SCHEMA, PARQUET_OPTIONS, PageBatch, is_html_response, media_type, parse_record
 from spamflow.parse.revisits import Revisit, revisit_of
@@ -44,6 +44,7 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
     counts = result.counts
 
     def problem(file: str, offset: int, kind: str, detail: str) -> None:
+        detail = plain_reason(detail)  # a reason may quote the file's bytes: one short printable line
         entry = {"file": file, "offset": offset, "kind": kind, "reason": detail}
         if strict:
             raise BadInputError(f"{file} at offset {offset}: {kind}: {detail} (drop --strict to count and go on)")
@@ -74,7 +75,11 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
             if item.rec_type != "response":
                 continue
             if not is_html_response(item):
-                counts["skipped_non_html"] += 1
+                if item.cut_short and not item.http_header("Content-Type") and not item.length_problem:
+                    problem(item.file, item.offset, "cut_short", "the file ends inside this record's HTTP headers, "
+                            "before a Content-Type: no page (it may have been one)")
+                else:
+                    counts["skipped_non_html"] += 1
                 continue
             encoding = item.http_header("Content-Encoding")
             if not decodable(encoding):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
-from warcio.recordloader import ArcWarcRecord
+from warcio.recordloader import ArchiveLoadFailed, ArcWarcRecord, ArcWarcRecordLoader
 
 _RECORD_LINE = rb"WARC/[01]\.[0-9]{1,2}\r?\n"  # WARC/1.0, 1.1, and ClueWeb's 0.18
 _BOUNDARY = re.compile(rb"\r?\n\r?\n(?=" + _RECORD_LINE + rb")")
@@ -39,11 +39,27 @@ _CHUNK = 1 << 20
 _MAX_HEADER = 1 << 20
 
 
+class _NamingLoader(ArcWarcRecordLoader):
+    """warcio's record loader, saying what is wrong where warcio fails on a missing header
+    with ``AttributeError: 'NoneType' object has no attribute 'startswith'``."""
+
+    def load_http_headers(self, rec_type, uri, stream, length):  # type: ignore[no-untyped-def]
+        if uri is None and length != 0 and rec_type in self.HTTP_RECORDS:
+            raise ArchiveLoadFailed(f"a {rec_type} record without a WARC-Target-URI header: its URL is unknown "
+                                    "and its HTTP headers cannot be read")
+        return super().load_http_headers(rec_type, uri, stream, length)
+
+
 class QuietArchiveIterator(ArchiveIterator):
     """warcio's iterator without its stderr warning on a bad Content-Length: spamflow reports
-    that record itself (counted, with file and offset)."""
+    that record itself (counted, with file and offset); and with a loader that names a
+    missing WARC-Target-URI."""
 
     INC_RECORD = ""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.loader.__class__ = _NamingLoader  # warcio's loader as it configured it, one method more
 
 
 @dataclass(frozen=True)

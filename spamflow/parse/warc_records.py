@@ -90,7 +90,8 @@ class WarcRecord:
         return self._http_headers.get(name.lower())
 
     def _read_payload(self, max_bytes: int) -> None:
-        stream = self.record.content_stream()
+        with content_encoding.output_limit(max_bytes + 1):  # a brotli or zstd bomb stops here, as gzip does
+            stream = self.record.content_stream()
         body = stream.read(max_bytes + 1)
         self.capped = len(body) > max_bytes
         self.payload = body[:max_bytes]
@@ -226,6 +227,8 @@ def _iter_file(path: str | Path, name: str, wants_payload: Callable[[WarcRecord]
                     item = item_of(iterator.offset, record)
                     errors_before = iterator.err_count
                     iterator.read_to_end()
+                    if item.payload is None and getattr(record.raw_stream, "limit", 0) > 0:
+                        item.cut_short = True  # the file ends inside this record (perhaps inside its HTTP headers)
                     problem = ends.check(iterator, item.offset, record, errors_before, keep=max_bytes + (64 << 10))
                     if problem is not None:
                         item = _with_length_problem(item, problem, wants_payload, max_bytes)

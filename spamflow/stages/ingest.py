@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
-from spamflow.errors import BadInputError
+from spamflow.errors import BadInputError, plain_reason
 from spamflow.inputs import (
     FIRST_HEAD_BYTES,
     HEAD_BYTES,
@@ -154,6 +154,7 @@ def _snapshot_of(f: WarcFile, spool_dir: Path) -> str | None:
 
 def _report(bad: list[dict[str, object]], location: str, kind: str, reason: str, strict: bool) -> None:
     """A bad input file: an error under ``--strict``, else a counted ``bad_<kind>`` record."""
+    reason = plain_reason(reason)
     if strict:
         raise BadInputError(f"{location} at offset 0: {reason}")
     bad.append({"file": location, "offset": 0, "kind": kind, "reason": reason})
