@@ -27,11 +27,12 @@ from spamflow.crawl.settings import CrawlSettings
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
 from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
+from spamflow.mr.engine import AUTO_INLINE_BELOW
 from spamflow.plugins import SpamflowPlugins
 from spamflow.storage import StorageError, check_workdir, default_cache_dir, is_url, local_path, mirror_dir
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError, ShapeError, check_shape
 
-Runner = Literal["inline", "local", "spark", "hadoop", "emr"]
+Runner = Literal["auto", "inline", "local", "spark", "hadoop", "emr"]
 RUNNERS: tuple[str, ...] = typing.get_args(Runner)
 CORE_STAGES: tuple[str, ...] = ("ingest", "parse")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -86,6 +87,9 @@ class MapReduceSection(_Section):
     runner: Runner = "inline"
     args: list[str] = []
     """Extra mrjob options for the runner, e.g. [--spark-master, "local[2]"] or [--hadoop-streaming-jar, PATH]."""
+    inline_below: int = Field(AUTO_INLINE_BELOW, ge=0)
+    """``runner: auto`` runs the jobs ``inline`` when the run's WARC input is at most this many
+    bytes, else on ``local`` (see :func:`spamflow.mr.engine.resolve_runner`)."""
 
 
 class SchedulerSection(_Section):

@@ -136,6 +136,8 @@ class RunSettings:
     runner: str = "inline"
     runner_args: tuple[str, ...] = ()
     """Extra mrjob command-line options for the runner, e.g. ``("--spark-master", "local[2]")``."""
+    inline_below: int = 64 * 2**20
+    """``runner: auto``: the largest WARC input (bytes) whose jobs run ``inline``."""
     workers: int = 1
     strict: bool = False
     progress: bool | None = None

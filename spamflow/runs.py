@@ -47,6 +47,7 @@ def run_settings(model: ConfigModel, *, workers: int | None = None, strict: bool
     command line (``--workers``, ``--strict``, ``--progress``, ``--stages-at-once``) over its
     config value."""
     return RunSettings(runner=model.mapreduce.runner, runner_args=tuple(model.mapreduce.args),
+                       inline_below=model.mapreduce.inline_below,
                        workers=workers or model.workers, strict=model.strict if strict is None else strict,
                        progress=progress, stages_at_once=stages_at_once or model.stages_at_once)
 

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 import pytest
 
 import spamflow
-from spamflow.config import parse_config
+from spamflow.config import load_config, parse_config
 from spamflow.detector import Detector, DetectorParams, RunSettings, StageContext, StageResult
 from spamflow.mr import use_mapreduce
 from spamflow.plan import plan_run
@@ -73,3 +73,25 @@ def test_the_engine_keys_stay_out_of_a_built_in_detectors_signature(tmp_path, st
     assert planned("{engine: mapreduce, mapreduce_above: 5}").signature == base.signature
     assert planned("{engine: memory}").params["engine"] == "memory"  # the stage still gets the knob
     assert planned("{seed: 1}").signature != base.signature
+
+
+def test_auto_runner_is_inline_up_to_inline_below_bytes_of_warc_else_local(tmp_path) -> None:
+    """``runner: auto`` is resolved once per run from the planned WARC bytes (the sum of the
+    ingest stage's file sizes, as ``os.stat`` gives them here)."""
+    from spamflow.mr.engine import planned_input_bytes, resolve_runner
+
+    warcs = tmp_path / "w"
+    warcs.mkdir()
+    for name, size in (("a.warc.gz", 1000), ("b.warc.gz", 2345)):
+        (warcs / name).write_bytes(b"\0" * size)
+    (tmp_path / "c.yaml").write_text("workdir: run\ninput: {warc: [w/*.warc.gz], snapshot: s}\n"
+                                     "mapreduce: {runner: auto, inline_below: 3345}\ndetectors: {obvious: {}}\n")
+    config = load_config(tmp_path / "c.yaml", build_plugins())
+    size = planned_input_bytes(plan_run(config, build_plugins()))
+    assert size == 3345
+    settings = RunSettings(runner="auto", inline_below=config.model.mapreduce.inline_below)
+    assert resolve_runner(settings, size).runner == "inline"
+    assert resolve_runner(settings, size + 1).runner == "local"
+    assert resolve_runner(settings, None).runner == "local"  # a crawl: not known before it runs
+    assert resolve_runner(RunSettings(runner="spark"), 0).runner == "spark"
+    assert not settings.on_cluster

@@ -63,9 +63,16 @@ def _spark_is_local(runner_args: Sequence[str]) -> bool:
     return master.startswith("local")
 
 
+def concrete_runner(runner: str) -> str:
+    """mrjob's name for ``runner``: ``auto`` that no run resolved (a command calling a job
+    directly, where the input's size is not known) is ``local``."""
+    return "local" if runner == "auto" else runner
+
+
 def job_argv(job_class: type[MRJob], inputs: Sequence[Path | str], *, runner: str, args: Sequence[str] = (),
              runner_args: Sequence[str] = ()) -> list[str]:
     """The mrjob command line ``run_job`` starts ``job_class`` with."""
+    runner = concrete_runner(runner)
     argv = ["-r", runner, *runner_args, *map(str, args)]
     if runner in ("inline", "local"):
         argv[2:2] = ["--no-conf", "--quiet"]  # laptops: ignore ~/.mrjob.conf, no chatter; clusters read it
@@ -94,6 +101,7 @@ def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner
     """``run_job``; ``lean``: the local runner's files deleted as soon as they are read;
     ``compact``: map inputs as soon as mapped (``run_job_compact``); ``sort_by_key``:
     shuffles of few lines sorted by moving their offsets."""
+    runner = concrete_runner(runner)
     argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
     job = job_class(args=argv)
     try:
@@ -131,6 +139,7 @@ def run_job_lean(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *
     (:func:`~spamflow.mr.keyed_sort.sort_lines_by_key`: one read and one write at any size, no
     temporary runs) rather than by GNU sort, unless ``runner_args`` name a ``--sort-bin``.
     Other runners: ``run_job``."""
+    runner = concrete_runner(runner)
     local = runner == "local"
     return _run(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args, lean=local,
                 sort_by_key=local and "--sort-bin" not in runner_args)
@@ -194,6 +203,7 @@ def run_job_compact(job_class: type[MRJob], inputs: Sequence[Path], output: Path
     its temporary runs compressed (:func:`compressed_sort_bin`; a ``--sort-bin`` in
     ``runner_args`` sorts every shuffle instead), so that a step holds about two copies of
     its shuffle at any size.  Other runners: ``run_job``."""
+    runner = concrete_runner(runner)
     if runner != "local":
         return run_job(job_class, inputs, output, runner=runner, args=args, runner_args=runner_args)
     sort_by_key = "--sort-bin" not in runner_args  # a sort the user names is the sort used

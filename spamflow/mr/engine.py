@@ -8,7 +8,9 @@ runner is a cluster one or the input is larger than the stage's configured size.
 
 from __future__ import annotations
 
-from typing import Literal
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from spamflow.detector import RunSettings
 
@@ -23,3 +25,35 @@ def use_mapreduce(engine: Engine, settings: RunSettings, *, size: int = 0, above
     if engine == "memory":
         return False
     return settings.on_cluster or (above is not None and size > above)
+
+
+AUTO_INLINE_BELOW = 64 * 2**20
+"""``mapreduce.runner: auto``'s default bound: WARC input up to 64 MiB (a few thousand pages)
+runs its jobs ``inline``.  mrjob's ``local`` runner costs a Python start and the job's
+imports in each of a step's ~12 task processes, about two minutes per detector on any
+input (docs/running-mapreduce.md); ``inline`` runs the same job code in this process, so
+its outputs are the same, but with one core and in-memory sorts, which only pays below a
+bound like this one."""
+
+
+def planned_input_bytes(plan: Mapping[str, Any]) -> int | None:
+    """The WARC bytes a run's ingest stage will read (``plan``: :func:`spamflow.plan.plan_run`'s):
+    the sum over its files; None when it is not known before the run (a crawl, a remote file
+    without a size).  The demo's generated web is small by construction: 0."""
+    if "demo" in plan:
+        return 0
+    files = plan["ingest"].params.get("files") if "ingest" in plan else None
+    if files is None:
+        return None
+    sizes = [f.get("bytes") for f in files]
+    return None if any(s is None for s in sizes) else sum(int(s) for s in sizes)
+
+
+def resolve_runner(settings: RunSettings, size: int | None) -> RunSettings:
+    """``runner: auto`` made concrete for one run: ``inline`` when its input is known to be
+    at most ``settings.inline_below`` bytes, else ``local``.  Other runners are returned as
+    they are."""
+    if settings.runner != "auto":
+        return settings
+    small = size is not None and size <= settings.inline_below
+    return dataclasses.replace(settings, runner="inline" if small else "local")

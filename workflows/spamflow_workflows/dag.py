@@ -17,6 +17,7 @@ from spamflow.config import Config
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
 from spamflow.manifest import build_manifest, manifest_location, read_manifest_file, write_manifest
+from spamflow.mr.engine import planned_input_bytes, resolve_runner
 from spamflow.plan import PlannedStage, plan_run
 from spamflow.plugins import SpamflowPlugins
 from spamflow.runs import RunOutcome, StageRunner
@@ -49,6 +50,12 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     if scheduler_host:
         check_scheduler(scheduler_host, scheduler_port)
     plan = plan_run(config, plugins)
+    size = planned_input_bytes(plan)
+    if settings.runner == "auto":
+        settings = resolve_runner(settings, size)
+        known = "unknown before the crawl" if size is None else f"{size:,} bytes"
+        print(f"mapreduce.runner auto: {settings.runner} (WARC input {known}; inline up to "
+              f"{settings.inline_below:,})", file=sys.stderr)
     started = time.time()
     before = {name for name, stage in plan.items() if is_complete(stage)}
     build_args: dict[str, object] = {"workers": settings.stages_at_once, "detailed_summary": True,
