@@ -48,6 +48,7 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     cannot be reached: then nothing ran)."""
     if scheduler_host:
         check_scheduler(scheduler_host, scheduler_port)
+    config.claim_workdir()  # a non-empty folder spamflow did not create is refused (unless workdir_force)
     plan = plan_run(config, plugins)
     started = time.time()
     before = {name for name, stage in plan.items() if is_complete(stage)}
