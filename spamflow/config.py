@@ -100,6 +100,9 @@ class ParseSection(_Section):
 
     max_bytes: int = Field(5_000_000, ge=1024)
     """HTML bodies longer than this are parsed up to this many bytes and counted as truncated."""
+    max_depth: int = Field(2000, ge=16)
+    """Elements nested deeper than this: the page is parsed up to the start tag that would open
+    the deeper one and counted ``too_deep`` (lexbor's cost grows with depth: docs/parse.md)."""
     engine: Literal["auto", "memory", "mapreduce"] = "auto"
     """In this process (``memory``) or as a map-only mrjob job (``mapreduce``); the same pages."""
 
