@@ -51,8 +51,18 @@ def _at_least_one(text: str) -> int:
     return value
 
 
+FORCE_HELP = ("write into the workdir even if it is a non-empty folder spamflow did not create (as the config's "
+              "workdir_force: true); without it such a folder is refused, so a run never overwrites your own files")
+
+
+def add_force_option(p: argparse.ArgumentParser) -> None:
+    """``--force``: the config's ``workdir_force: true`` for this command."""
+    p.add_argument("--force", action="store_true", default=None, help=FORCE_HELP)
+
+
 def _add_run_options(p: argparse.ArgumentParser, workdir_help: str) -> None:
     p.add_argument("--workdir", help=workdir_help)
+    add_force_option(p)
     p.add_argument("--workers", type=int, help="processes per stage (default: the config's workers, 1)")
     p.add_argument("--stages-at-once", type=_at_least_one, metavar="N",
                    help="run up to N stages that need nothing from each other at the same time, each in its own "
@@ -107,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "moment, the same command on the same DIR continues without refetching what is stored."))
     p.add_argument("-c", "--config", required=True, help="YAML config file with an input.crawl section")
     p.add_argument("--out", help="crawl directory (default: <workdir>/crawl)")
+    add_force_option(p)
     _add_progress_options(p)
 
     for name, what in (("plugins", "loaded plugins: name, version, origin, hooks"),
@@ -194,6 +205,7 @@ def _dispatch(args: argparse.Namespace, runner: DagRunner) -> int:
 
     config_path = args.config or demo_config_path()
     config = load_config(config_path, plugins, workdir=getattr(args, "workdir", None))
+    config.with_force(getattr(args, "force", None))
     if args.command == "demo" and not args.crawl:
         config = _without_demo_crawl(config)
     if args.command == "crawl":
@@ -215,6 +227,8 @@ def _crawl(args: argparse.Namespace, config: Any) -> int:
     crawls = config.crawls()
     if not crawls:
         raise ConfigError(f"{config.where()}: input: `spamflow crawl` needs an input.crawl section")
+    if not args.out:  # the crawl goes into the workdir
+        config.claim_workdir()
     out = Path(args.out) if args.out else config.workdir / "crawl"
     for settings in crawls:
         summary = crawl(settings, out / settings.snapshot, config.base_dir, progress=args.progress)

@@ -104,6 +104,9 @@ class ParseSection(_Section):
 
     max_bytes: int = Field(5_000_000, ge=1024)
     """HTML bodies longer than this are parsed up to this many bytes and counted as truncated."""
+    max_depth: int = Field(2000, ge=16)
+    """Elements nested deeper than this: the page is parsed up to the start tag that would open
+    the deeper one and counted ``too_deep`` (lexbor's cost grows with depth: docs/parse.md)."""
     engine: Literal["auto", "memory", "mapreduce"] = "auto"
     """In this process (``memory``) or as a map-only mrjob job (``mapreduce``); the same pages."""
 
@@ -131,6 +134,8 @@ class ConfigModel(_Section):
     stages_at_once: int = Field(1, ge=1)
     """Independent stages run at once, each in its own process (docs/config.md)."""
     strict: bool = False
+    workdir_force: bool = False
+    """Write into a non-empty workdir spamflow did not create (docs/config.md; ``--force``)."""
     parse: ParseSection = ParseSection()
     report: ReportSettings = ReportSettings()
     detectors: dict[str, dict[str, Any] | bool | None] = {}
@@ -155,6 +160,19 @@ class Config:
     detectors: dict[str, BaseModel] = field(default_factory=dict)  # enabled ones, config order
     workdir_url: str | None = None
     """The remote workdir (``s3://bucket/run``); None for a local one."""
+
+    def with_force(self, force: bool | None) -> Config:
+        """This config with ``workdir_force`` true if ``force`` (the ``--force`` flag) is."""
+        if force:
+            self.model = self.model.model_copy(update={"workdir_force": True})
+        return self
+
+    def claim_workdir(self) -> None:
+        """Before a command writes into the workdir: refuse a non-empty folder spamflow did not
+        create unless ``workdir_force`` (:mod:`spamflow.workdir_guard`), and mark it as spamflow's."""
+        from spamflow.workdir_guard import claim_workdir
+
+        claim_workdir(self.workdir_location, force=self.model.workdir_force, where=self.where())
 
     @property
     def workdir_location(self) -> str:

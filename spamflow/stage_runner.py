@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import resource
 import shutil
 import time
@@ -158,12 +159,55 @@ def cpu_seconds_so_far() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+_TEMPORARY = re.compile(r"^\.(?P<stage>.+)\.(?:tmp|fetch)-(?P<pid>\d+)$")
+"""A stage's temporary folder (``.parse-<sig>.tmp-<pid>``, ``.quilt-<sig>.fetch-<pid>``), or an
+atomically written file's (``.run.json.tmp-<pid>``): the PID of the process that made it."""
+
+
+def pid_alive(pid: int) -> bool:
+    """Is a process ``pid`` running on this host (one of another user's is)?"""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_temporaries(folder: Path) -> list[str]:
+    """Remove the temporary folders and files in ``folder`` (a workdir's ``stages/``) left by
+    processes that are no longer running on this host: a stage killed mid-run (``kill -9``, a
+    power cut) leaves ``.<stage>-<sig>.tmp-<pid>`` with partial parts, which nothing else
+    removes.  A live process's are kept (another run may be writing them), and so is a crawl's
+    resumable ``.crawl-<sig>.work``.  Returns the names removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if match is None or pid_alive(int(match["pid"])):
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(entry.name)
+    return removed
+
+
 def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: RunSettings) -> dict[str, Any]:
     """Run ``stage`` (its upstream stages must be complete) and publish its directory."""
     cls = load_stage_class(stage.stage_class)
     final = Path(stage.local_directory or stage.directory)
     inputs = {name: stage_outputs(upstream[name]) for name in stage.requires}
     tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
+    remove_dead_temporaries(final.parent)  # a killed run's leftovers (issue 36 item 9)
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)

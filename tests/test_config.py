@@ -65,7 +65,7 @@ def test_minimal_file_as_written(project, plugins):
 def test_unknown_top_level_key(project, plugins):
     message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nwrokers: 2\n", plugins)
     assert "line 3: wrokers: unknown key 'wrokers'; allowed keys: cache_dir, detectors, input, mapreduce, parse, " \
-           "report, scheduler, stages_at_once, strict, workdir, workers" in message
+           "report, scheduler, stages_at_once, strict, workdir, workdir_force, workers" in message
 
 
 def test_unknown_nested_key_lists_the_allowed_ones(project, plugins):

@@ -283,3 +283,18 @@ def test_labels_csv_with_a_comma_or_quote_in_a_host_reads_back_whole(tmp_path):
     read = read_labels(tmp_path / "labels.csv")  # what spamflow train and the classifier's labels: read
     assert read.by_key == {h: v for h, v in hosts.items() if v != "unsure"}
     assert read.dropped == {"unsure": 1}
+
+
+def test_labels_csv_cells_are_never_spreadsheet_formulas(tmp_path):
+    """Issue 36: a host name starting with =, +, -, @ (a crawled link can say anything) is
+    written with a ' before it (OWASP, CSV injection), and read back as it was."""
+    hosts = {"=cmd|' /c calc'!a0.example": "spam", "+1+1.example": "spam", "-2.example": "nonspam",
+             "@sum(1).example": "nonspam", "'quoted.example": "spam", "plain.example": "spam"}
+    store = LabelStore(tmp_path)
+    for host, label in hosts.items():
+        store.add(f"host:{host}", label)
+    with open(tmp_path / "labels.csv", newline="") as fh:
+        cells = [r["host"] for r in csv.DictReader(fh)]
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@")]
+    assert "'=cmd|' /c calc'!a0.example" in cells and "'quoted.example" in cells
+    assert read_labels(tmp_path / "labels.csv").by_key == hosts

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spamflow.errors import BadInputError
+from spamflow.report.labels import csv_text
 
 SPAM, NONSPAM = "spam", "nonspam"
 _VALUES = {"spam": SPAM, "1": SPAM, "nonspam": NONSPAM, "normal": NONSPAM, "0": NONSPAM}
@@ -62,7 +63,7 @@ def read_labels(path: str | Path) -> Labels:
         assert reader.fieldnames is not None
         reader.fieldnames = [h.strip().lower() for h in reader.fieldnames]
         for n, row in enumerate(reader, start=2):
-            host, value = (row.get("host") or "").strip().lower(), row.get("label") or ""
+            host, value = csv_text((row.get("host") or "").strip()).lower(), row.get("label") or ""
             if not host:
                 raise BadInputError(f"{path}:{n}: empty host")
             label = _label(value, path, n)

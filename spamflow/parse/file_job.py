@@ -25,6 +25,7 @@ from typing import Any
 from spamflow import storage
 from spamflow.errors import BadInputError
 from spamflow.inputs import RemoteInputError, local_copy
+from spamflow.parse.html_depth import DEFAULT_MAX_DEPTH
 from spamflow.parse.revisits import Revisit
 from spamflow.parse.warc_file import FileParse, parse_warc_file
 
@@ -47,6 +48,7 @@ class FileJob:
     out_dir: str
     max_bytes: int
     strict: bool
+    max_depth: int = DEFAULT_MAX_DEPTH
 
     @property
     def out_path(self) -> str:
@@ -67,24 +69,24 @@ def run_file_job(job: FileJob, progress: Callable[[int], None] | None = None) ->
     written to a temporary folder first and uploaded whole (an object store has no appends)."""
     if not storage.is_url(job.out_dir):
         return parse_location(job.location, job.snapshot, job.out_path, max_bytes=job.max_bytes,
-                              strict=job.strict, progress=progress)
+                              strict=job.strict, progress=progress, max_depth=job.max_depth)
     with tempfile.TemporaryDirectory(prefix="spamflow-part-") as scratch:
         local = Path(scratch) / part_name(job.part)
         result = parse_location(job.location, job.snapshot, str(local), max_bytes=job.max_bytes,
-                                strict=job.strict, progress=progress)
+                                strict=job.strict, progress=progress, max_depth=job.max_depth)
         if local.exists():
             storage.put_file(local, job.out_path)
     return result
 
 
 def parse_location(location: str, snapshot: str, out: str, *, max_bytes: int, strict: bool,
-                   progress: Callable[[int], None] | None = None) -> FileParse:
+                   progress: Callable[[int], None] | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> FileParse:
     """``parse_warc_file`` of a local path, or of a remote file downloaded to a spool file
     beside ``out`` (deleted after); a download that fails is a counted bad input."""
     try:
         with local_copy(location, Path(out).parent / "spool") as path:
             return parse_warc_file(path, snapshot, out, max_bytes=max_bytes, strict=strict,
-                                   progress=progress, name=location)
+                                   progress=progress, name=location, max_depth=max_depth)
     except RemoteInputError as exc:
         reason = f"cannot download: {exc}"
         if strict:

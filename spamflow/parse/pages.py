@@ -261,7 +261,7 @@ def parse_record(rec: WarcRecord, snapshot: str) -> ParsedPage:
         "title": text.title,
         "noise": html_noise_utf8(decoded.text, utf8),  # UTF-8: Arrow takes it as it is
         "html_bytes": len(rec.payload),
-        "truncated": rec.capped or rec.cut_short,
+        "truncated": rec.capped or rec.cut_short or rec.too_deep,
         "warc_file": rec.file,
         "warc_offset": rec.offset,
         "trec_id": trec_id_of(rec),

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from spamflow.errors import BadInputError, plain_reason
 from spamflow.parse.content_encoding import decodable
+from spamflow.parse.html_depth import DEFAULT_MAX_DEPTH, cut_offset
 from spamflow.parse.pages import PAGE_SCHEMA, PARQUET_OPTIONS, PageBatch, is_html_response, media_type, parse_record
 from spamflow.parse.revisits import Revisit, revisit_of
 from spamflow.parse.warc_records import BadRecord, WarcRecord, iter_records
@@ -33,9 +34,12 @@ class FileParse:
 
 def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, max_bytes: int,
                     strict: bool = False, progress: Callable[[int], None] | None = None,
-                    name: str | None = None) -> FileParse:
+                    name: str | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> FileParse:
     """Parse every HTML response of ``path`` into the Parquet file ``out_path``; collect
     the revisits that may be pages in ``FileParse.revisits``.
+
+    A page nested deeper than ``max_depth`` is parsed up to the start tag that would open the
+    deeper element and reported ``too_deep`` (:mod:`spamflow.parse.html_depth`).
 
     ``progress`` is called with the number of bytes of the file read so far.  ``name``: the
     file as rows and problems name it (a remote file's URL when ``path`` is its local spool).
@@ -88,6 +92,10 @@ def parse_warc_file(path: str | Path, snapshot: str, out_path: str | Path, *, ma
                         "page skipped rather than parsed from compressed bytes")
                 continue
             _note_payload_problems(item, problem, max_bytes)
+            if item.payload and (cut := cut_offset(item.payload, max_depth)) is not None:
+                problem(item.file, item.offset, "too_deep", f"elements nested deeper than parse.max_depth={max_depth}; "
+                        f"parsed the first {cut} of {len(item.payload)} bytes, up to the start tag that went deeper")
+                item.payload, item.too_deep = item.payload[:cut], True
             try:
                 page = parse_record(item, snapshot)
             except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the file

@@ -61,6 +61,7 @@ class WarcRecord:
     payload: bytes | None = None
     capped: bool = False  # the payload was longer than the cap and was cut there
     cut_short: bool = False  # the body read stops before its end: the file ended, or Content-Length is too short
+    too_deep: bool = False  # the payload was cut before elements nested deeper than parse.max_depth
     length_problem: str | None = None  # Content-Length does not match where the record ends: why
     _headers: dict[str, str] | None = field(default=None, repr=False, compare=False)
     _http_headers: dict[str, str] | None = field(default=None, repr=False, compare=False)

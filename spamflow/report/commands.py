@@ -19,12 +19,15 @@ def judge_kinds() -> tuple[str, ...]:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
+    from spamflow.cli import add_force_option
+
     p = sub.add_parser("report", help="write the HTML report of a config's run", description=(
         "Run the config's DAG (finished stages are not redone), then write <workdir>/report/index.html and its "
         "assets/ from run.json, including what other commands added to it (quilt-sweep, hss similar)."))
     p.add_argument("-c", "--config", required=True, help="YAML config file")
     p.add_argument("--workdir", help="override the config's workdir")
     p.add_argument("--out", help="report folder (default: <workdir>/report)")
+    add_force_option(p)
     p.add_argument("--title", help="the report's title (default: the workdir)")
     p.set_defaults(handler=run_report)
 
@@ -36,6 +39,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workdir", help="override the config's workdir")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port; default 8765)")
     p.add_argument("--labels", help="labels folder (default: <workdir>/judge)")
+    add_force_option(p)
     kinds = judge_kinds()
     p.add_argument("--kinds", default=",".join(kinds), help=f"what to judge, in order (default {','.join(kinds)})")
     p.set_defaults(handler=run_judge)
@@ -47,7 +51,7 @@ def _run_stages(command: str, args: argparse.Namespace) -> tuple[Any, dict[str, 
     from spamflow.plugins import get_plugins
 
     plugins = get_plugins()
-    config = load_config(args.config, plugins, workdir=args.workdir)
+    config = load_config(args.config, plugins, workdir=args.workdir).with_force(args.force)
     _settings, manifest = args.run_stages(command, config, plugins, set(plan_run(config, plugins)))
     return config, manifest
 

@@ -4,7 +4,12 @@ Every verdict is appended to ``judgements.jsonl`` and fsync'd before the page is
 host labels are then rewritten (temp file, fsync, rename) as ``labels.csv`` with the header
 ``host,label`` that ``spamflow train`` and the classifier's ``labels:`` key read (written by the
 csv module, so a host with a comma or a quote is quoted and reads back whole).  Killing the
-server at any moment loses no answered verdict; the last verdict on an item wins."""
+server at any moment loses no answered verdict; the last verdict on an item wins.
+
+A host that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a crawled host
+name is whatever a link said) is written with a ``'`` before it, as OWASP advises against CSV
+formula injection: a spreadsheet opening ``labels.csv`` shows it as text instead of running it.
+:func:`csv_text` undoes it (``spamflow train`` reads the host back as it was)."""
 
 from __future__ import annotations
 
@@ -19,6 +24,18 @@ from spamflow.atomic import atomic_path
 from spamflow.errors import SpamflowError
 
 LABELS = ("spam", "nonspam", "unsure")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""A CSV cell starting with one of these is a formula to a spreadsheet (OWASP, CSV injection)."""
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet runs as a formula: ``'`` before a formula start."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def csv_text(cell: str) -> str:
+    """What :func:`csv_cell` was given."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
 JOURNAL = "judgements.jsonl"
 HOST_LABELS = "labels.csv"
 
@@ -72,7 +89,7 @@ class LabelStore:
         with atomic_path(self.csv) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh, lineterminator="\n")  # quotes a host with a comma or quote
             writer.writerow(["host", "label"])
-            writer.writerows(sorted(self.host_labels().items()))
+            writer.writerows((csv_cell(host), label) for host, label in sorted(self.host_labels().items()))
             fh.flush()
             os.fsync(fh.fileno())
         directory = os.open(self.folder, os.O_RDONLY)

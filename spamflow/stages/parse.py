@@ -26,6 +26,7 @@ from spamflow.errors import BadInputError, SpamflowError
 from spamflow.inputs import RemoteInputError, local_copy
 from spamflow.mr import Engine, run_job, use_mapreduce
 from spamflow.parse.file_job import FileJob, parse_location, part_name, read_result_line, run_file_job
+from spamflow.parse.html_depth import DEFAULT_MAX_DEPTH
 from spamflow.parse.mr_parse import MRParse
 from spamflow.parse.revisits import Revisit, non_html_originals, resolve_revisits
 from spamflow.parse.warc_file import FileParse
@@ -40,6 +41,7 @@ LISTING_FILES = 256
 
 class ParseParams(DetectorParams):
     max_bytes: int = 5_000_000
+    max_depth: int = DEFAULT_MAX_DEPTH
     engine: Engine = "auto"
     """``auto``: the MapReduce job when the runner is a cluster one whose tasks can write the
     stage's output (Spark ``local[N]``, or any cluster under a remote workdir), else this
@@ -49,10 +51,10 @@ class ParseParams(DetectorParams):
 
 class ParseStage(Stage):
     name = "parse"
-    version = "4"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages;
+    version = "5"  # 2: HTML noise keeps non-ASCII non-alphanumerics (HSS section 3.1); 3: revisits are pages;
     # 4: trec_id and payload_digest columns, ClueWeb09 dates repaired, revisits by payload digest, ARC and
     # one-stream gzip input, br/zstd bodies, wrong Content-Length records cut at their real end, undeclared
-    # Western pages windows-1252
+    # Western pages windows-1252; 5: pages nested deeper than max_depth cut there (too_deep)
     description = "WARC HTML responses to a Parquet page table (words, links, hosts, domains, IPs)."
     Params = ParseParams
     requires = ("ingest",)
@@ -64,7 +66,7 @@ class ParseStage(Stage):
         pages_dir = ctx.outdir / "pages"
         pages_dir.mkdir()
         jobs = [FileJob(str(w["path"]), str(w["snapshot"]), i, str(pages_dir), params.max_bytes,
-                        ctx.settings.strict) for i, w in enumerate(warcs)]
+                        ctx.settings.strict, params.max_depth) for i, w in enumerate(warcs)]
         sizes = [int(w["bytes"]) for w in warcs]  # type: ignore[call-overload]
         staging = _staging_url(ctx.outdir)
         if _use_job(params.engine, ctx.settings, pages_dir, remote=staging is not None):

@@ -49,6 +49,7 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
     cannot be reached: then nothing ran)."""
     if scheduler_host:
         check_scheduler(scheduler_host, scheduler_port)
+    config.claim_workdir()  # a non-empty folder spamflow did not create is refused (unless workdir_force)
     plan = plan_run(config, plugins)
     size = planned_input_bytes(plan)
     if settings.runner == "auto":

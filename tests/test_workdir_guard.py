@@ -1,0 +1,109 @@
+"""Issue 36 item 8: a run never writes into a non-empty folder spamflow did not create
+unless told to (``--force`` / ``workdir_force: true``); a workdir spamflow made is marked
+(``.spamflow-workdir``), and one an earlier version wrote (run.json, stages/) keeps working."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spamflow.errors import ConfigError
+from spamflow.workdir_guard import MARKER, claim_workdir
+from spamflow_workflows.cli import main
+
+from warc_factory import write_two_months
+
+
+def _users_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "mine"
+    (folder / "report").mkdir(parents=True)
+    (folder / "run.json").write_text('{"my": "own file"}')
+    (folder / "report" / "index.html").write_text("<p>my page</p>")
+    return folder
+
+
+def test_a_new_or_empty_folder_is_claimed_and_marked(tmp_path):
+    claim_workdir(tmp_path / "new" / "run")
+    assert (tmp_path / "new" / "run" / MARKER).is_file()
+    (tmp_path / "empty").mkdir()
+    claim_workdir(tmp_path / "empty")
+    assert (tmp_path / "empty" / MARKER).is_file()
+    (tmp_path / "empty" / "stray.txt").write_text("x")
+    claim_workdir(tmp_path / "empty")  # marked: whatever it holds now
+
+
+def test_a_users_non_empty_folder_is_refused_unless_forced(tmp_path):
+    folder = _users_folder(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        claim_workdir(folder, where="c.yaml")
+    message = str(caught.value)
+    assert "did not create" in message and "--force" in message and "workdir_force: true" in message
+    assert "run.json" in message and not (folder / MARKER).exists()
+    claim_workdir(folder, force=True)
+    assert (folder / MARKER).is_file()
+    claim_workdir(folder)  # marked now: no --force needed again
+
+
+@pytest.mark.parametrize("own", ["run.json", "stages"])
+def test_a_workdir_of_an_earlier_spamflow_keeps_working(tmp_path, own):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("kept by the user beside the run")
+    if own == "stages":
+        (folder / "stages" / "parse-abc").mkdir(parents=True)
+    else:
+        (folder / "run.json").write_text(json.dumps({"status": "success", "stages": {}}))
+    claim_workdir(folder)
+    assert (folder / MARKER).is_file()
+
+
+def _config(tmp_path: Path, workdir: Path) -> Path:
+    (tmp_path / "p").mkdir()
+    project = write_two_months(tmp_path / "p")
+    path = project / "c.yaml"
+    path.write_text(f"workdir: {workdir}\ninput: {{warc: {{2026-01: [jan/*.warc.gz]}}}}\ndetectors: {{obvious: {{}}}}\n")
+    return path
+
+
+@pytest.mark.parametrize("command", [["run"], ["report"], ["crawl"]])
+def test_commands_refuse_a_users_folder_with_exit_2_and_leave_it_untouched(tmp_path, capsys, command):
+    folder = _users_folder(tmp_path)
+    config = _config(tmp_path, folder)
+    if command == ["crawl"]:
+        config.write_text(f"workdir: {folder}\ninput: {{crawl: {{seeds: ['http://a.example/']}}}}\n")
+    assert main([*command, "-c", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "config error" in err and "did not create" in err and str(folder) in err
+    assert (folder / "run.json").read_text() == '{"my": "own file"}'
+    assert (folder / "report" / "index.html").read_text() == "<p>my page</p>"
+    assert sorted(p.name for p in folder.iterdir()) == ["report", "run.json"]
+
+
+def test_run_with_force_or_the_config_key_writes_there(tmp_path, capsys):
+    folder = _users_folder(tmp_path)
+    config = _config(tmp_path, folder)
+    text = config.read_text()
+    config.write_text(text + "workdir_force: true\n")
+    assert main(["run", "-c", str(config), "--no-progress", "--local-scheduler"]) == 0
+    assert (folder / MARKER).is_file() and (folder / "stages").is_dir()
+    other = _users_folder(tmp_path / "two")
+    config.write_text(text.replace(str(folder), str(other)))
+    assert main(["run", "-c", str(config), "--no-progress", "--local-scheduler"]) == 2
+    assert main(["run", "-c", str(config), "--no-progress", "--local-scheduler", "--force"]) == 0
+    assert (other / MARKER).is_file()
+
+
+def test_a_remote_workdir_is_checked_and_marked_on_the_store(s3_runs_bucket):
+    client, _env = s3_runs_bucket
+    client.put_object(Bucket="runs", Key="mine/notes.txt", Body=b"my own")
+    with pytest.raises(ConfigError, match="did not create"):
+        claim_workdir("s3://runs/mine")
+    claim_workdir("s3://runs/mine", force=True)
+    claim_workdir("s3://runs/mine")
+    claim_workdir("s3://runs/fresh")
+    client.put_object(Bucket="runs", Key="old/stages/parse-1/stage.json", Body=b"{}")
+    claim_workdir("s3://runs/old")
+    keys = {o["Key"] for o in client.list_objects_v2(Bucket="runs")["Contents"]}
+    assert {f"mine/{MARKER}", f"fresh/{MARKER}", f"old/{MARKER}"} <= keys
