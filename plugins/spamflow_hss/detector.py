@@ -92,17 +92,7 @@ class HSSDetector(Detector):
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
         matrix = read_fingerprints(table, params.m)  # once, as NumPy: the Arrow column goes
         table = table.drop_columns(["fingerprint"])
-        # error pages (HTTP >= 400, soft 404s) join no cluster in either engine: their fingerprint
-        # is made all-empty (no probe key, no matched dimension), as a page shorter than n is
-        excluded = error_pages(parts, params) if params.exclude_error_pages else {}
-        for reason in (HTTP_ERROR, SOFT_404):
-            counts[f"error_pages_{reason}"] = sum(r == reason for r in excluded.values())
-        keep = np.ones(len(matrix), bool)
-        if excluded:
-            keep = ~np.isin(table.column("doc_id").to_numpy(), np.fromiter(excluded, np.int64, len(excluded)))
-            if not matrix.flags.writeable:  # a zero-copy view of the Arrow column
-                matrix = matrix.copy()
-            matrix[~keep] = EMPTY
+        matrix, keep = blank_error_pages(table, matrix, parts, params, counts)
         threshold = None
         if params.t == "auto":  # once, here on the driver: both engines check with this t
             threshold = auto_threshold(((matrix[rows[keep[rows]]],
@@ -145,6 +135,24 @@ class HSSDetector(Detector):
         return StageResult(outputs={"fingerprints": "fingerprints", "clusters": "clusters.jsonl",
                                     "page_clusters": "page_clusters.parquet", "hosts": "hosts.parquet",
                                     "summary": "summary.json"}, counts=dict(counts), details=details)
+
+
+def blank_error_pages(table: pa.Table, matrix: np.ndarray, parts: list[Any], params: HSSParams,
+                      counts: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Error pages (HTTP >= 400, soft 404s) join no cluster in either engine: their rows of the
+    fingerprint matrix are made all-empty (no probe key, no matched dimension), as a page
+    shorter than n is; the stored fingerprints stay the pages' own.  Returns the matrix and
+    the rows kept (for the null of ``t: auto``), counting ``error_pages_<reason>``."""
+    excluded = error_pages(parts, params) if params.exclude_error_pages else {}
+    for reason in (HTTP_ERROR, SOFT_404):
+        counts[f"error_pages_{reason}"] = sum(r == reason for r in excluded.values())
+    keep = np.ones(len(matrix), bool)
+    if excluded:
+        keep = ~np.isin(table.column("doc_id").to_numpy(), np.fromiter(excluded, np.int64, len(excluded)))
+        if not matrix.flags.writeable:  # a zero-copy view of the Arrow column
+            matrix = matrix.copy()
+        matrix[~keep] = EMPTY
+    return matrix, keep
 
 
 def error_pages(parts: list[Any], params: HSSParams) -> dict[int, str]:
