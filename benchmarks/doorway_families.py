@@ -13,6 +13,11 @@ body stitched from snippets of scraped text, as search-spam generators do.  Here
   introduced by a link to a real URL (the URLs of the trafilatura and article-extraction
   indexes), as scraped search results are; the page's keyword (a real kit keyword) goes into
   its ``<title>``.  Each family lives on ``domains`` registered domains of its own.
+* **dilute families** (:func:`dilute_families`), as dilute as the real kit issue 35 describes
+  (within-family Sim_b 7-17 of 128 with the paper's whole-page noise, where the stitched ones
+  above match on 19-40): a lean skeleton and a body of punctuation-heavy scraped search results
+  (titles, displayed URLs, dates, ratings, short fragments of real text between ellipses and
+  separators, few tags) 3-8 times the skeleton's own noise.
 
 Everything is drawn from ``random.Random(seed)``: the same seed gives the same pages.
 ``doorway_pages()`` returns :class:`DoorwayPage` rows (family, host, url, html); nothing here
@@ -127,6 +132,69 @@ def _body(rng: random.Random, snippets: int) -> str:
     return "\n".join(paragraphs)
 
 
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+SEPARATORS = (" ... ", " ... ", " - ", " | ", " — ", " · ", " › ", "; ", " / ")
+
+
+FRAGMENT = (1, 7)  # words between two separators of a search snippet
+LINKED = 0.05  # results whose title is a link (their URL is markup noise too)
+
+
+def _result(rng: random.Random, docs: tuple[tuple[str, ...], ...], urls: tuple[str, ...]) -> str:
+    """One scraped search result as a dilute kit pastes it, as text: its title and displayed
+    URL (``host › path › page``), often a date (``Mar 3, 2013 —``) or a rating
+    (``Rating: 4.5 - 123 votes``), and three to eight fragments of 1-7 consecutive words of a
+    real text, joined by ellipses and other separators: punctuation-heavy, as search snippets
+    are; ``LINKED`` of the titles are links."""
+    url = rng.choice(urls)
+    host, _, path = url.split("://", 1)[-1].partition("/")
+    crumbs = " › ".join([host, *[c for c in path.split("/") if c][:rng.randint(1, 3)]])
+    words = rng.choice(docs)
+    start = rng.randrange(0, len(words) - 10)
+    title = html_lib.escape(" ".join(words[start:start + rng.randint(3, 9)]), quote=False)
+    if rng.random() < LINKED:
+        title = f'<a href="{html_lib.escape(url)}">{title}</a>'
+    parts = [crumbs]
+    if rng.random() < 0.6:
+        parts.append(f"{rng.choice(MONTHS)} {rng.randint(1, 28)}, {rng.randint(2005, 2014)} —")
+    elif rng.random() < 0.5:
+        parts.append(f"Rating: {rng.randint(1, 4)}.{rng.randint(0, 9)} - {rng.randint(2, 999)} votes -")
+    text = "..."
+    words = rng.choice(docs)
+    start = rng.randrange(0, len(words) - 60)
+    for _ in range(rng.randint(3, 8)):
+        size = rng.randint(FRAGMENT[0], FRAGMENT[1])
+        text += " ".join(words[start:start + size]) + rng.choice(SEPARATORS)
+        start += size
+    parts.append(text.rstrip() + "...")
+    return title + " " + html_lib.escape(" ".join(parts), quote=False)
+
+
+_NOT_NOISE = re.compile(r"[^\W_]+")  # letters and digits: what HTML noise drops (close enough to measure size)
+
+
+def _noise_grams(html: str, n: int = 32) -> int:
+    """Distinct n-grams of ``html``'s non-alphanumeric characters: how much a page part weighs in
+    HSS's whole-page noise (the paper's n = 32)."""
+    noise = _NOT_NOISE.sub("", html)
+    return len({noise[i:i + n] for i in range(len(noise) - n + 1)})
+
+
+def dilute_body(rng: random.Random, weight: int) -> str:
+    """A dilute kit's body: scraped search results (:func:`_result`) as plain text in a few
+    paragraphs (few tags: the text, not the markup, fills the page), added until its noise
+    holds ``weight`` distinct 32-grams."""
+    docs, urls = _documents(), _urls()
+    items: list[str] = []
+    have = 0
+    while have < weight:
+        chunk = [_result(rng, docs, urls) for _ in range(20)]
+        items += chunk
+        have += len(_NOT_NOISE.sub("", " ".join(chunk)))  # its 32-grams are nearly all distinct
+    cuts = sorted(rng.sample(range(1, len(items)), rng.randint(2, 6)))
+    return "\n".join(f"<p>{' '.join(items[a:b])}</p>" for a, b in zip([0, *cuts], [*cuts, len(items)]))
+
+
 def lean(skeleton: str) -> str:
     """The skeleton without the bodies of its inline scripts and styles (their tags kept), as
     a generator's lean template has them in external files: the text then dominates the page."""
@@ -174,7 +242,35 @@ def stitched_families(pages_per_family: int = 60, snippets: tuple[int, int] = (4
     return out
 
 
+def dilute_families(pages_per_family: int = 60, ratio: tuple[float, float] = (3.0, 8.0), domains: int = 1,
+                    seed: int = 0) -> list[DoorwayPage]:
+    """Dilute families, as dilute as the real kit the issue describes (within-family Sim_b 7-17
+    of 128 with the paper's noise): one per skeleton, its lean form (:func:`lean`), each page's
+    body (:func:`dilute_body`: punctuation-heavy search results, few tags) ``ratio[0]..ratio[1]``
+    times the skeleton's own noise (distinct 32-grams), so that two pages of a family share
+    1/(1 + r1 + r2) of their n-grams: 1/17..1/7, i.e. ~7.5..18 of 128 dimensions.  Families are
+    named as in :func:`stitched_families` (``A``, ``B``, ``s-<page>``), on hosts of their own."""
+    rng = random.Random(seed + 1_000_003)
+    keywords = sorted({p.url.rstrip("/").split("/")[-2] for p in kit_pages()})
+    out = []
+    for number, (name, skeleton) in enumerate(sorted(skeletons().items())):
+        base = name.removeprefix("skel-")
+        family = base if base in ("A", "B") else f"s-{base}"
+        skeleton = lean(skeleton)
+        weight = _noise_grams(stitch(skeleton, "", "x"))
+        hosts = [f"www.dilute-{base.lower()}-{d}-{number}.example" for d in range(domains)]
+        for i in range(pages_per_family):
+            keyword = rng.choice(keywords)
+            host = hosts[i % domains]
+            html = stitch(skeleton, dilute_body(rng, round(weight * rng.uniform(*ratio))), keyword)
+            out.append(DoorwayPage(family, host, f"http://{host}/{keyword}-{i}.html", html))
+    return out
+
+
 def doorway_pages(pages_per_family: int = 60, snippets: tuple[int, int] = (40, 160), domains: int = 1,
-                  seed: int = 0) -> list[DoorwayPage]:
-    """The real kit and the stitched families."""
+                  seed: int = 0, dilute: bool = False) -> list[DoorwayPage]:
+    """The real kit and the stitched families (``dilute``: the dilute families instead,
+    :func:`dilute_families`, ``pages_per_family`` each)."""
+    if dilute:
+        return [*kit_pages(), *dilute_families(pages_per_family, domains=domains, seed=seed)]
     return [*kit_pages(), *stitched_families(pages_per_family, snippets, domains, seed)]

@@ -21,8 +21,11 @@ that crawl's own cross-domain null, as the stage does):
   pages made by one program), foreign pages in their clusters, and cross-site pairs (pairs of
   pages of different honest sites in one cluster, over all such pairs).
 
-Settings: the paper's t = 35 (whole noise), t = 35 with the markup noise, and t: auto with
-either noise (the defaults: false_edge_rate 0.01, 10^6 null pairs, t in [8, 35]).  Then, per
+Settings (``--settings`` picks some by index): the paper's t = 35 (whole noise), t = 35 with
+the markup noise (the default since issue 35), t: auto with either noise (false_edge_rate
+0.01, 10^6 null pairs, t in [8, 35]), and t: auto with a beta-binomial fitted to the null's
+bulk (tried, not adopted; docs/hss.md) with either noise.  ``--families``: the stitched
+families' crawl, the dilute families' crawl (``doorway_families.dilute_families``), or both.  Then, per
 setting and crawl, what auto saw: the chosen t, K (cross-domain candidate pairs per page),
 the null's tail and the expected false edges per page at the chosen t.
 """
@@ -37,6 +40,8 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
+from scipy import optimize, stats
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "plugins"), str(REPO / "tests"), str(REPO / "benchmarks")]
@@ -54,9 +59,12 @@ from spamflow_hss.params import HSSParams  # noqa: E402
 from spamflow_hss.probing import cluster_fingerprints  # noqa: E402
 
 DEFAULTS = HSSParams(t="auto")
+DILUTE_PAGES = 40  # pages per dilute family (each page is 0.1-0.4 MB)
 N, M, K, P = DEFAULTS.n, DEFAULTS.m, DEFAULTS.k, DEFAULTS.p
 SETTINGS = [("t=35, paper noise (the paper)", 35, "paper"), ("t=35, markup noise", 35, "markup"),
-            ("t=auto, paper noise", "auto", "paper"), ("t=auto, markup noise", "auto", "markup")]
+            ("t=auto, paper noise", "auto", "paper"), ("t=auto, markup noise", "auto", "markup"),
+            ("t=auto with the bulk-fitted null, paper noise", "auto-bulk", "paper"),
+            ("t=auto with the bulk-fitted null, markup noise", "auto-bulk", "markup")]
 
 
 class Page:
@@ -67,10 +75,11 @@ class Page:
         self.domain = registered_domain(site)
 
 
-def doorway_crawl(domains: int, seed: int) -> list[Page]:
+def doorway_crawl(domains: int, seed: int, dilute: bool = False) -> list[Page]:
     pages = [Page(p.site, p.noise) for p in hss_real_pages.real_pages()]
     pages += [Page(d.host, html_noise(d.html), d.family)
-              for d in doorway_families.doorway_pages(domains=domains, seed=seed)]
+              for d in doorway_families.doorway_pages(domains=domains, seed=seed, dilute=dilute,
+                                                      pages_per_family=DILUTE_PAGES if dilute else 60)]
     return pages
 
 
@@ -93,14 +102,50 @@ def fingerprints(pages: list[Page], mode: str, seed: int) -> np.ndarray:
 
 
 def choose(fps: np.ndarray, pages: list[Page], t: int | str, seed: int) -> tuple[int, str]:
-    if t != "auto":
+    if t not in ("auto", "auto-bulk"):
         return int(t), ""
     a = auto_threshold([(fps, [p.domain for p in pages])], M, DEFAULTS.null_pairs, DEFAULTS.false_edge_rate,
                        DEFAULTS.t_min, DEFAULTS.t_max, seed)
     tail = {s: sum(a.histogram[s + 1:]) / a.pairs for s in (4, 8, 16, 35)}
+    if t == "auto-bulk":  # the same sample; t from a beta-binomial fitted to its bulk
+        model, fit = bulk_model_tail(a.histogram)
+        expected = model * a.candidates_per_page
+        chosen = next((s for s in range(DEFAULTS.t_min, DEFAULTS.t_max + 1) if expected[s] <= DEFAULTS.false_edge_rate),
+                      DEFAULTS.t_max)
+        return chosen, (f"bulk fit: t={chosen}, beta-binomial alpha={fit['alpha']:.3g} beta={fit['beta']:.3g} on "
+                        f"matched <= {fit['bulk_max']:.0f}; modelled P(>4)={model[4]:.1e} P(>8)={model[8]:.1e} "
+                        f"P(>16)={model[16]:.1e}, K={a.candidates_per_page:.0f}, modelled E(t)={expected[chosen]:.4f}; "
+                        f"empirical P(>4)={tail[4]:.1e} P(>8)={tail[8]:.1e} P(>16)={tail[16]:.1e}")
     return a.t, (f"auto: t={a.t} ({a.reason}), K={a.candidates_per_page:.0f} cross-domain pairs/page, "
                  f"{a.pairs} null pairs, P(>4)={tail[4]:.1e} P(>8)={tail[8]:.1e} P(>16)={tail[16]:.1e} "
                  f"P(>35)={tail[35]:.1e}, E(t)={a.expected_false_edges:.4f}")
+
+
+def bulk_model_tail(histogram: npt.ArrayLike, bulk: float = 0.99) -> tuple[npt.NDArray[np.float64], dict[str, float]]:
+    """A robust null (tried for ``t: auto``, not adopted: docs/hss.md): a beta-binomial (m trials, the dimensions) fitted by maximum likelihood to
+    the bulk of the histogram only (the pairs matching on at most c dimensions, c the ``bulk``
+    quantile, at least 2: the truncated likelihood), and its modelled P(matched > t), t = 0..m.
+    The heavy tail (shared templates, the families themselves) does not enter the fit; the
+    model says how often unrelated pages match on more than t by chance."""
+    counts = np.asarray(histogram, np.float64)
+    m = len(counts) - 1
+    if counts.sum() == 0:
+        return np.zeros(m + 1), {}
+    c = max(2, int(np.searchsorted(np.cumsum(counts) / counts.sum(), bulk)))
+    s = np.arange(c + 1)
+    kept = counts[:c + 1]
+
+    def nll(x: npt.NDArray[np.float64]) -> float:
+        a, b = np.exp(x)
+        logp = stats.betabinom.logpmf(s, m, a, b)
+        return -float((kept * (logp - np.log(stats.betabinom.cdf(c, m, a, b)))).sum())
+
+    mean = float((kept * s).sum() / kept.sum()) / m
+    start = np.log([max(mean, 1e-6), 1.0]) + np.log([1.0, 1.0 / max(mean, 1e-6)])
+    fit = optimize.minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 2000})
+    a, b = np.exp(fit.x)
+    tail = stats.betabinom.sf(np.arange(m + 1), m, a, b)
+    return tail, {"alpha": float(a), "beta": float(b), "bulk_max": float(c)}
 
 
 def cross_site(labels: np.ndarray, pages: list[Page], rows: list[int]) -> tuple[int, int]:
@@ -184,29 +229,40 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="HSS seeds (orderings, probes, null sample)")
     ap.add_argument("--domains", type=int, default=1, help="registered domains per stitched family")
     ap.add_argument("--family-seed", type=int, default=0, help="seed of the stitched families")
+    ap.add_argument("--families", nargs="+", default=["stitched", "dilute"], choices=["stitched", "dilute"],
+                    help="doorway crawls: the stitched families, the dilute ones (each with the real kit)")
+    ap.add_argument("--settings", type=int, nargs="+", help="only these settings (0-based indexes of SETTINGS)")
     args = ap.parse_args()
     if not (doorway_families.available() and hss_real_pages.available() and hss_real_pages.template_sites_available()):
         sys.exit(f"needs the real pages under {hss_real_pages.SHARED_DATA}; it is absent")
     started = time.perf_counter()
-    doorways = doorway_crawl(args.domains, args.family_seed)
+    crawls = {kind: doorway_crawl(args.domains, args.family_seed, dilute=kind == "dilute") for kind in args.families}
     templates, groups = template_crawl()
-    print(f"doorway crawl: {len(doorways)} pages ({sum(bool(p.family) for p in doorways)} doorway pages in "
-          f"{len({p.family for p in doorways if p.family})} families, {args.domains} domain(s) per stitched family); "
-          f"template crawl: {len(templates)} pages; loaded in {time.perf_counter() - started:.0f} s")
+    for kind, doorways in crawls.items():
+        print(f"{kind} doorway crawl: {len(doorways)} pages ({sum(bool(p.family) for p in doorways)} doorway pages "
+              f"in {len({p.family for p in doorways if p.family})} families, {args.domains} domain(s) per family)")
+    print(f"template crawl: {len(templates)} pages; loaded in {time.perf_counter() - started:.0f} s")
+    settings = [SETTINGS[i] for i in args.settings] if args.settings else SETTINGS
     for seed in args.seeds:
         for mode in ("paper", "markup"):
-            fd, ft = fingerprints(doorways, mode, seed), fingerprints(templates, mode, seed)
-            print(f"\nseed {seed}, {mode} noise: matched dimensions within a family (median/5th pct): "
-                  f"{family_sims(fd, doorways)}")
-            for label, t, setting_mode in SETTINGS:
+            if not any(m == mode for _, _, m in settings):
+                continue
+            fds = {kind: fingerprints(doorways, mode, seed) for kind, doorways in crawls.items()}
+            ft = fingerprints(templates, mode, seed)
+            for kind, fd in fds.items():
+                print(f"\nseed {seed}, {mode} noise, {kind} families: matched dimensions within a family "
+                      f"(median/5th pct): {family_sims(fd, crawls[kind])}")
+            for label, t, setting_mode in settings:
                 if setting_mode != mode:
                     continue
-                td, why_d = choose(fd, doorways, t, seed)
-                tt, why_t = choose(ft, templates, t, seed)
                 print(f"  {label}")
-                print(f"    doorways    t={td}: " + evaluate_doorways(doorways, cluster_fingerprints(fd, K, P, td, seed)))
-                if why_d:
-                    print(f"      {why_d}")
+                for kind, fd in fds.items():
+                    td, why_d = choose(fd, crawls[kind], t, seed)
+                    print(f"    {kind:<8} t={td}: " + evaluate_doorways(crawls[kind],
+                                                                      cluster_fingerprints(fd, K, P, td, seed)))
+                    if why_d:
+                        print(f"      {why_d}")
+                tt, why_t = choose(ft, templates, t, seed)
                 print(f"    data.gov.uk t={tt}: " + evaluate_templates(templates, groups,
                                                                        cluster_fingerprints(ft, K, P, tt, seed)))
                 if why_t:

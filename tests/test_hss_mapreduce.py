@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -165,16 +164,19 @@ def test_auto_runs_the_jobs_above_the_page_threshold(tmp_path):
 def test_the_demo_clusters_are_the_ones_the_demo_run_wrote(demo_once, tmp_path):
     from collections import Counter
 
-    from spamflow_hss.detector import cluster_snapshots, snapshot_rows
-    from spamflow_hss.fingerprint_table import fingerprints_dataset, read_fingerprints
+    from spamflow_hss.detector import blank_error_pages, cluster_snapshots, snapshot_rows
+    from spamflow_hss.fingerprint_table import fingerprints_dataset, page_parts, read_fingerprints
 
     hss = demo_once["manifest"]["stages"]["hss"]
     params = HSSParams(**hss["params"])
     table = fingerprints_dataset(Path(hss["outputs"]["fingerprints"]), params.m).to_table()
-    snapshots = ((name, read_fingerprints(table.take(pa.array(rows)), params.m))
-                 for name, rows in snapshot_rows(table))
+    counts: Counter[str] = Counter()
+    parts = page_parts(Path(demo_once["manifest"]["stages"]["parse"]["outputs"]["pages"]))
+    matrix, _ = blank_error_pages(table, read_fingerprints(table, params.m), parts, params, counts)  # as the stage
+    assert counts["error_pages_http_error"] == hss["counts"]["error_pages_http_error"]
+    snapshots = ((name, matrix[rows]) for name, rows in snapshot_rows(table))
     labelled = cluster_snapshots_mapreduce(snapshots, params, tmp_path / "work", "inline")
-    clusters, assignment, summary = cluster_snapshots(table, params, Counter(), labelled=labelled)
+    clusters, assignment, summary = cluster_snapshots(table, params, Counter(), labelled=labelled, fingerprints=matrix)
     written = [json.loads(line) for line in open(hss["outputs"]["clusters"])]
     assert len(written) >= 2 and clusters == written
     assert assignment.equals(pq.read_table(hss["outputs"]["page_clusters"]))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from spamflow_hss.fingerprint import fingerprint_hashes, matched_dimensions, orderings
+from spamflow_hss.markup_noise import page_noise
 from spamflow_hss.ngram_hash import ngram_hashes
 from spamflow_hss.noise_window import window_ngram_hashes
 from spamflow_hss.params import HSSParams
@@ -74,8 +75,14 @@ def test_sim_b_estimates_the_exact_resemblance_of_the_ngram_sets(corpus):
           f"mean |2S/(1+S) - Dice| {np.mean(np.abs(2 * s / (1 + s) - d)):.4f}; mean Sim_b - Dice {np.mean(s - d):+.4f}")
 
 
-def test_pages_of_one_site_cluster_together_and_unrelated_sites_do_not(corpus):
+@pytest.mark.parametrize("noise", ["paper", "markup"])
+def test_pages_of_one_site_cluster_together_and_unrelated_sites_do_not(corpus, noise):
+    """paper: the paper's configuration (t = 35, whole noise); markup: the default noise."""
     pages, _, fingerprints = corpus
+    if noise == "markup":
+        order = orderings(M, 0)
+        fingerprints = np.stack([fingerprint_hashes(ngram_hashes(page_noise(p.noise, "markup"), N), order)
+                                 for p in pages])
     stats = ProbeStats()
     labels = cluster_fingerprints(fingerprints, k=1, p=20, t=35, stats=stats)
     sites = [p.site for p in pages]
@@ -117,8 +124,8 @@ def with_template_sites(corpus):
 
 def _cluster(pages, params: HSSParams) -> np.ndarray:
     order = orderings(params.m, params.seed)
-    fps = np.stack([fingerprint_hashes(window_ngram_hashes(p.noise, params.n, params.noise_window), order)
-                    for p in pages])
+    fps = np.stack([fingerprint_hashes(window_ngram_hashes(page_noise(p.noise, params.noise), params.n,
+                                                           params.noise_window), order) for p in pages])
     return cluster_fingerprints(fps, params.k, params.p, params.t, params.seed,
                                 max_representatives=params.max_representatives)
 
@@ -134,7 +141,8 @@ def _foreign(labels: np.ndarray, pages, rows: list[int]) -> list[str]:
     return [p.url for i, p in enumerate(pages) if int(labels[i]) in own and p.site != pages[rows[0]].site]
 
 
-def test_data_gov_uk_clusters_by_the_software_that_made_the_page(with_template_sites):
+@pytest.mark.parametrize("noise", ["paper", "markup"])
+def test_data_gov_uk_clusters_by_the_software_that_made_the_page(with_template_sites, noise):
     """data.gov.uk in 2014 served 28 of these pages from Drupal 7 and 7 (/data/..., /publisher)
     from CKAN's Genshi templates, each page says which.  The two share a look (CSS, header)
     but no markup: a Drupal page matches a CKAN page on at most 4 of 128 dimensions (exact
@@ -142,7 +150,7 @@ def test_data_gov_uk_clusters_by_the_software_that_made_the_page(with_template_s
     site's pair recall stays at most (378 + 21) / 595 = 0.67.  Inside each template: every
     Drupal pair is in one cluster, and no page of another site joins."""
     pages, crawls = with_template_sites
-    labels = _cluster(pages, HSSParams())
+    labels = _cluster(pages, HSSParams(noise=noise))
     gov = crawls["ukwa-data.gov.uk-2014-a.warc.gz"]
     assert len(gov) == 35
     drupal = [i for i in gov if pages[i].template == "Drupal 7"]
@@ -169,18 +177,20 @@ def test_noise_window_joins_a_giant_listing_page_to_its_template(with_template_s
     usage = [i for i in ckan if pages[i].url.endswith("/data/site-usage")]
     assert len(ckan) == 7 and len(usage) == 1
     for seed in (0, 1, 2):
-        whole = _cluster(pages, HSSParams(seed=seed))
+        whole = _cluster(pages, HSSParams(seed=seed, noise="paper"))
         assert np.count_nonzero(whole == whole[usage[0]]) == 1
-        windowed = _cluster(pages, HSSParams(seed=seed, noise_window=4000))
+        windowed = _cluster(pages, HSSParams(seed=seed, noise="paper", noise_window=4000))
         assert _recall(windowed, ckan) == 1.0
         assert _foreign(windowed, pages, ckan) == []
 
 
-def test_a_one_template_shop_and_a_recrawl_are_one_cluster_each(with_template_sites):
+@pytest.mark.parametrize("noise", ["paper", "markup"])
+def test_a_one_template_shop_and_a_recrawl_are_one_cluster_each(with_template_sites, noise):
     """ClueWeb09's 29 pages of a Japanese shop and the 7 Drupal pages of data.gov.uk's
-    re-crawl: one cluster each with the defaults (the paper's parameters), nobody else in it."""
+    re-crawl: one cluster each, with the paper's configuration and the default (markup)
+    noise, nobody else in it."""
     pages, crawls = with_template_sites
-    labels = _cluster(pages, HSSParams())
+    labels = _cluster(pages, HSSParams(noise=noise))
     shop, recrawl = crawls["clueweb09-ja-quirk.warc.gz"], crawls["ukwa-data.gov.uk-2014-b-revisits.warc.gz"]
     assert len(shop) == 29 and len(recrawl) == 7
     for rows in (shop, recrawl):

@@ -124,3 +124,46 @@ def test_an_empty_page_table_gives_empty_outputs(tmp_path):
     assert result.counts["clusters"] == 0 and result.counts.get("pages", 0) == 0
     assert (tmp_path / "out" / "clusters.jsonl").read_text() == ""
     assert pq.read_table(tmp_path / "out" / "hosts.parquet").num_rows == 0
+
+
+def test_error_pages_join_no_cluster_in_either_engine(tmp_path):
+    """Issue 35 item 4: HTTP >= 400 and soft 404 pages (spamflow/mundane.py) join no cluster.
+    Template 0's ten pages are a server's 404 page on five domains (status 404); two pages of
+    template 1 are soft 404s (status 200, tiny, "not found"); template 2 is left alone."""
+    from spamflow.detector import StageContext, StageOutputs
+    from spamflow_hss.detector import HSSDetector
+    from spamflow_hss.params import HSSParams
+
+    _template_pages(tmp_path / "plain", np.random.default_rng(6))
+    table = pq.read_table(tmp_path / "plain" / "part-00000.parquet")
+    rows = table.num_rows
+    status = [404 if i < 10 else 200 for i in range(rows)]
+    title = ["Page not found" if i in (10, 11) else "Welcome" for i in range(rows)]
+    words = [["sorry", "nothing", "here"] if i in (10, 11) else [f"w{j}" for j in range(150)] for i in range(rows)]
+    links = pa.array([[{"url": "http://x.example/", "anchor": "w0"}]] * rows,
+                     pa.list_(pa.struct([("url", pa.string()), ("anchor", pa.string())])))
+    table = table.append_column("status", pa.array(status, pa.int32())).append_column("title", pa.array(title))
+    table = table.append_column("words", pa.array(words)).append_column("links", links)
+    (tmp_path / "pages").mkdir()
+    pq.write_table(table, tmp_path / "pages" / "part-00000.parquet")
+    parse = StageOutputs("parse", tmp_path, {"pages": tmp_path / "pages"}, {})
+    results = {}
+    for engine in ("memory", "mapreduce"):
+        outdir = tmp_path / f"out-{engine}"
+        outdir.mkdir()
+        result = HSSDetector().run(StageContext(HSSParams(engine=engine, t="auto"), {"parse": parse}, outdir))
+        clusters = [json.loads(line) for line in open(outdir / result.outputs["clusters"])]
+        results[engine] = clusters
+        assert (result.counts["error_pages_http_error"], result.counts["error_pages_soft_404"]) == (10, 2)
+        summary = json.loads((outdir / result.outputs["summary"]).read_text())
+        # the null: every cross-domain pair of the 28 other pages (domain sizes 1,1,2,2,2; 2 x 5; 1 x 10)
+        assert summary["threshold"]["pairs"] == (28 * 28 - (1 + 1 + 4 + 4 + 4 + 5 * 4 + 10)) // 2 == 370
+    assert results["memory"] == results["mapreduce"]
+    members = sorted(sorted(c["members"]) for c in results["memory"])
+    assert members == [list(range(1012, 1020)), list(range(1020, 1030))]
+    # the paper's behaviour: the error pages cluster like any others
+    outdir = tmp_path / "out-paper"
+    outdir.mkdir()
+    result = HSSDetector().run(StageContext(HSSParams(exclude_error_pages=False), {"parse": parse}, outdir))
+    assert sorted(c["size"] for c in map(json.loads, open(outdir / result.outputs["clusters"]))) == [10, 10, 10]
+    assert result.counts["error_pages_http_error"] == 0

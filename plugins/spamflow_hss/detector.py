@@ -17,11 +17,13 @@ import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.mr import use_mapreduce
+from spamflow.mundane import HTTP_ERROR, SOFT_404, Rules, page_reason
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
 from spamflow_hss.auto_threshold import auto_threshold
 from spamflow_hss.cluster_mapreduce import cluster_snapshots_mapreduce
 from spamflow_hss.cluster_table import centroid, rank_key
+from spamflow_hss.fingerprint import EMPTY
 from spamflow_hss.fingerprint_table import (
     fingerprint_pages,
     fingerprint_pages_mapreduce,
@@ -90,9 +92,11 @@ class HSSDetector(Detector):
         table = fingerprints_dataset(ctx.outdir / "fingerprints", params.m).to_table()
         matrix = read_fingerprints(table, params.m)  # once, as NumPy: the Arrow column goes
         table = table.drop_columns(["fingerprint"])
+        matrix, keep = blank_error_pages(table, matrix, parts, params, counts)
         threshold = None
         if params.t == "auto":  # once, here on the driver: both engines check with this t
-            threshold = auto_threshold(((matrix[rows], table.column("domain").take(pa.array(rows)).to_pylist())
+            threshold = auto_threshold(((matrix[rows[keep[rows]]],
+                                         table.column("domain").take(pa.array(rows[keep[rows]])).to_pylist())
                                         for _, rows in snapshot_rows(table)), params.m, params.null_pairs,
                                        params.false_edge_rate, params.t_min, params.t_max, params.seed)
             log.info("hss: t: auto chose t = %d (%s; %.4g expected false edges per page, rate %g, %d null pairs)",
@@ -131,6 +135,47 @@ class HSSDetector(Detector):
         return StageResult(outputs={"fingerprints": "fingerprints", "clusters": "clusters.jsonl",
                                     "page_clusters": "page_clusters.parquet", "hosts": "hosts.parquet",
                                     "summary": "summary.json"}, counts=dict(counts), details=details)
+
+
+def blank_error_pages(table: pa.Table, matrix: np.ndarray, parts: list[Any], params: HSSParams,
+                      counts: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Error pages (HTTP >= 400, soft 404s) join no cluster in either engine: their rows of the
+    fingerprint matrix are made all-empty (no probe key, no matched dimension), as a page
+    shorter than n is; the stored fingerprints stay the pages' own.  Returns the matrix and
+    the rows kept (for the null of ``t: auto``), counting ``error_pages_<reason>``."""
+    excluded = error_pages(parts, params) if params.exclude_error_pages else {}
+    for reason in (HTTP_ERROR, SOFT_404):
+        counts[f"error_pages_{reason}"] = sum(r == reason for r in excluded.values())
+    keep = np.ones(len(matrix), bool)
+    if excluded:
+        keep = ~np.isin(table.column("doc_id").to_numpy(), np.fromiter(excluded, np.int64, len(excluded)))
+        if not matrix.flags.writeable:  # a zero-copy view of the Arrow column
+            matrix = matrix.copy()
+        matrix[~keep] = EMPTY
+    return matrix, keep
+
+
+def error_pages(parts: list[Any], params: HSSParams) -> dict[int, str]:
+    """doc_id -> why (``http_error``, ``soft_404``) for the error pages of the page table
+    (spamflow/mundane.py's rules, as spin's; no boilerplate rule: a template-only page is what
+    HSS is for)."""
+    rules = Rules.of(True, params.soft_404_max_words, params.soft_404_phrases, min_article_words=0)
+    out: dict[int, str] = {}
+    for part in parts:
+        file = pq.ParquetFile(part)
+        columns = [c for c in ("doc_id", "status", "title", "words", "links") if c in file.schema_arrow.names]
+        for batch in file.iter_batches(batch_size=512, columns=columns):
+            rows = batch.to_pydict()
+            n = batch.num_rows
+            for i in range(n):
+                links = rows["links"][i] if "links" in rows else None
+                reason = page_reason(rules, rows["status"][i] if "status" in rows else None,
+                                     rows["title"][i] if "title" in rows else None,
+                                     (rows["words"][i] if "words" in rows else None) or [],
+                                     (link["anchor"] or "" for link in links or []))
+                if reason is not None:
+                    out[int(rows["doc_id"][i])] = reason
+    return out
 
 
 def snapshot_rows(table: pa.Table) -> Iterator[tuple[str, np.ndarray]]:

@@ -170,13 +170,23 @@ def threshold_html(record: dict[str, Any]) -> str:
     return environment().from_string(THRESHOLD).render(th=threshold, bins=bins, m=record["params"].get("m", 128))
 
 
+def error_pages_html(record: dict[str, Any]) -> str:
+    """A line on the error pages kept out of the clusters (stage counts ``error_pages_*``), if any."""
+    counts = record.get("counts") or {}
+    http, soft = counts.get("error_pages_http_error", 0), counts.get("error_pages_soft_404", 0)
+    if not http and not soft:
+        return ""
+    return (f"<p>Kept out of every cluster (<code>exclude_error_pages</code>): {http} page(s) with HTTP status "
+            f"400 or more and {soft} soft 404(s).</p>")
+
+
 def clusters_section(record: dict[str, Any], assets: Path, evidence: EvidenceSet | None) -> ReportSection:
     from spamflow.report.sections import environment, evidence_list
 
     items = evidence.items if evidence else []
     table = evidence.data if evidence else []
     curves = one_to_all(record, table, assets)
-    html = threshold_html(record) + environment().from_string(CLUSTER_TABLE).render(
+    html = threshold_html(record) + error_pages_html(record) + environment().from_string(CLUSTER_TABLE).render(
         clusters=table[:200], curves=curves, anchors={e.key: e.anchor for e in items}, total=len(table))
     return ReportSection("hss", "HSS clusters (Table 1)",
                          html + evidence_list(items, evidence.hidden if evidence else 0, "clusters"), order=30)

@@ -16,18 +16,18 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 from xxhash import xxh3_64_intdigest
 
+from spamflow.article import article_words
 from spamflow.atomic import atomic_path
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
 from spamflow.mr import use_mapreduce
+from spamflow.mundane import REASONS, Rules
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
-from spamflow_spin.article import article_words
 from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import candidate_pairs_count, stage_candidates
 from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
-from spamflow_spin.mundane import REASONS, Rules
 from spamflow_spin.params import SpinParams, resolve_dictionary_path
 from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
