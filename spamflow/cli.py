@@ -18,6 +18,7 @@ from pydantic_core import to_jsonable_python
 import spamflow
 from spamflow.errors import ConfigError, SpamflowError
 from spamflow.runs import DagRunner, NoDagRunner, StageRunner
+from spamflow.workdir_guard import add_force_option
 
 DESCRIPTION = """\
 spamflow finds web spam in crawls.  It reads WARC files (or generates a demo web),
@@ -49,15 +50,6 @@ def _at_least_one(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
     return value
-
-
-FORCE_HELP = ("write into the workdir even if it is a non-empty folder spamflow did not create (as the config's "
-              "workdir_force: true); without it such a folder is refused, so a run never overwrites your own files")
-
-
-def add_force_option(p: argparse.ArgumentParser) -> None:
-    """``--force``: the config's ``workdir_force: true`` for this command."""
-    p.add_argument("--force", action="store_true", default=None, help=FORCE_HELP)
 
 
 def _add_run_options(p: argparse.ArgumentParser, workdir_help: str) -> None:

@@ -183,7 +183,7 @@ def remove_dead_temporaries(folder: Path) -> list[str]:
     power cut) leaves ``.<stage>-<sig>.tmp-<pid>`` with partial parts, which nothing else
     removes.  A live process's are kept (another run may be writing them), and so is a crawl's
     resumable ``.crawl-<sig>.work``.  Returns the names removed."""
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
     except FileNotFoundError:

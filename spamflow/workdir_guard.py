@@ -12,6 +12,7 @@ listing of the prefix; the marker is an object there.  Its local cache is spamfl
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -102,3 +103,12 @@ def _claim_remote(url: str, *, force: bool, where: str) -> None:
     if names and not force and not own:
         raise _refusal(where, url, names)
     storage.write_bytes(marker, MARKER_TEXT)
+
+
+FORCE_HELP = ("write into the workdir even if it is a non-empty folder spamflow did not create (as the config's "
+              "workdir_force: true); without it such a folder is refused, so a run never overwrites your own files")
+
+
+def add_force_option(p: argparse.ArgumentParser) -> None:
+    """``--force``: the config's ``workdir_force: true`` for this command."""
+    p.add_argument("--force", action="store_true", default=None, help=FORCE_HELP)

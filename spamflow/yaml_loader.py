@@ -66,7 +66,7 @@ def check_shape(text: str) -> None:
                 if event.anchor in open_anchors:
                     raise ShapeError(line, f"alias *{event.anchor} refers to a list or mapping that contains it; "
                                            "a config cannot be infinite")
-                size = sizes.get(event.anchor, 0)  # an undefined alias is the loader's error to report
+                size = sizes.get(event.anchor or "", 0)  # an undefined alias is the loader's error to report
                 repeated += size
                 if repeated > MAX_ALIAS_NODES:
                     raise ShapeError(line, f"alias *{event.anchor}: the aliases of this file repeat more "

@@ -202,6 +202,7 @@ def cluster_snapshots(table: pa.Table, params: HSSParams, counts: Counter[str], 
         part = table.select(["doc_id", "url", "domain", "ip", "host"]).take(pa.array(rows))
         snapshot_fingerprints = matrix[rows]
         if labelled is None:
+            assert isinstance(params.t, int), "t: auto is resolved before clustering"
             stats = ProbeStats()
             labels = cluster_fingerprints(snapshot_fingerprints, params.k, params.p, params.t, params.seed, stats,
                                           params.max_representatives)

@@ -304,7 +304,9 @@ class SpinDetector(Detector):
                        for reason in REASONS)):
             counts[name] += 0  # present when zero: nothing is dropped silently
         rules = Rules.from_params(params)
-        all_pairs, all_campaigns, all_dropped, all_excluded, hosts = [], [], [], [], []
+        all_pairs, all_campaigns, hosts = [], [], []
+        all_dropped: list[dict[str, Any]] = []
+        all_excluded: list[dict[str, Any]] = []
         (ctx.outdir / "work").mkdir()  # declared even when no snapshot has two articles to compare
         for snapshot in snapshots:
             work = ctx.outdir / "work" / snapshot

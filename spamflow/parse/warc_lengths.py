@@ -43,7 +43,7 @@ class _NamingLoader(ArcWarcRecordLoader):
     """warcio's record loader, saying what is wrong where warcio fails on a missing header
     with ``AttributeError: 'NoneType' object has no attribute 'startswith'``."""
 
-    def load_http_headers(self, rec_type, uri, stream, length):  # type: ignore[no-untyped-def]
+    def load_http_headers(self, rec_type, uri, stream, length):
         if uri is None and length != 0 and rec_type in self.HTTP_RECORDS:
             raise ArchiveLoadFailed(f"a {rec_type} record without a WARC-Target-URI header: its URL is unknown "
                                     "and its HTTP headers cannot be read")
@@ -57,7 +57,7 @@ class QuietArchiveIterator(ArchiveIterator):
 
     INC_RECORD = ""
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.loader.__class__ = _NamingLoader  # warcio's loader as it configured it, one method more
 

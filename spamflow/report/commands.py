@@ -19,7 +19,7 @@ def judge_kinds() -> tuple[str, ...]:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from spamflow.cli import add_force_option
+    from spamflow.workdir_guard import add_force_option
 
     p = sub.add_parser("report", help="write the HTML report of a config's run", description=(
         "Run the config's DAG (finished stages are not redone), then write <workdir>/report/index.html and its "
