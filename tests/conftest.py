@@ -14,6 +14,23 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+END_TO_END_FIXTURES = frozenset({"demo_once", "luigid", "s3"})
+"""Fixtures that start the whole demo run, a luigid or an S3 server: a test using one is
+``slow`` (left out of the quick tier, ``-m "not slow"``) without saying so itself."""
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under pytest-xdist (``-n auto --dist loadgroup``, the default in pyproject.toml): every
+    test that reads the shared demo run goes to one worker, so the demo runs once; the other
+    tests of a module stay together, so a module-scoped fixture is built once.  Tests using an
+    end-to-end fixture are marked ``slow``."""
+    for item in items:
+        group = "demo" if "demo_once" in item.fixturenames else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+        if END_TO_END_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def plugins():
     from spamflow.plugins import build_plugins

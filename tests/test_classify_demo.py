@@ -28,6 +28,7 @@ def _hosts_tsv(stages: dict) -> dict[str, dict]:
         return {r["host"]: r for r in csv.DictReader(fh, delimiter="\t")}
 
 
+@pytest.mark.slow
 def test_second_snapshot_spam_ranks_above_honest(stages):
     truth = _hosts_tsv(stages)
     scores = pq.read_table(stages["classify"]["outputs"]["scores"]).to_pylist()
@@ -114,6 +115,7 @@ def test_saved_model_holds_only_the_chosen_models(stages):
     assert sorted(es.fold_models_) == list(range(len(ensemble)))
 
 
+@pytest.mark.slow
 def test_train_and_score_commands_with_the_demo_config_give_the_stage_scores(demo_once, stages, tmp_path):
     """`spamflow train -c` and `spamflow score -c` on the demo's finished run (the DAG is
     complete, so they only join the detectors' host tables) train the stage's model again:

@@ -166,6 +166,7 @@ def test_load_refuses_foreign_types_and_non_models(tmp_path):
     assert zipfile.is_zipfile(tmp_path / "other.skops")
 
 
+@pytest.mark.slow
 def test_train_score_evaluate_commands_on_a_csv_table(tmp_path):
     rng = np.random.default_rng(1)
     n = 160

@@ -77,6 +77,7 @@ def _stage_inputs(tmp_path: Path) -> tuple[dict[str, StageOutputs], Path]:
     return inputs, labels
 
 
+@pytest.mark.slow
 def test_the_classify_stage_scores_the_same_with_the_job(tmp_path):
     inputs, labels = _stage_inputs(tmp_path)
     results = {}
@@ -95,6 +96,7 @@ def test_the_classify_stage_scores_the_same_with_the_job(tmp_path):
     assert_close(mapreduce[2], memory[2], atol=1e-12, where="evaluation.json")
 
 
+@pytest.mark.slow
 def test_spamflow_score_runs_the_job_when_asked(model, tmp_path):
     bundle, path, X = model
     hosts = [f"www.h{i}.example" for i in range(len(X))]

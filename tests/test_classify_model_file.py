@@ -128,6 +128,7 @@ def test_a_compressed_ensemble_saves_its_mimic_only(tmp_path):
     assert "feature index out of range" in check_trees(again)
 
 
+@pytest.mark.slow
 def test_version_1_files_still_load(bundle, tmp_path):
     """A model file as spamflow wrote it before (every kept candidate, stored uncompressed)."""
     _, _, X_new = _table()
@@ -202,6 +203,7 @@ def _forge_first_tree(path: Path, out: Path, field: str, value: int | None) -> N
     ("right_child", 0, "child index out of order or range"),  # a cycle: routing would never end
     ("feature", 10**6, "feature index out of range"),
 ])
+@pytest.mark.slow
 def test_forged_tree_indices_are_refused_before_any_scoring(bundle, tmp_path, field, value, message):
     """scikit-learn follows a tree's node indices unchecked: a forged one would read out of
     bounds (or loop) when a host is scored, so the model is refused when it is loaded."""

@@ -191,6 +191,7 @@ def _spamflow(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
     return out
 
 
+@pytest.mark.slow
 def test_train_score_evaluate_with_rankings_labels(tmp_path):
     """120 hosts with 1-4 ranked pages each; the host labels, the classifier's AUC and each
     feature's AUC are recomputed here from the written files (median by hand, AUC by sklearn)."""
@@ -263,6 +264,7 @@ def test_commands_refuse_labels_with_rankings_and_rankings_without_a_map(tmp_pat
     assert "there is no page table: give --rankings-map" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_demo_rankings_reproduce_the_demo_labels_and_the_stage_model(demo_once, tmp_path):
     """Rankings written from the demo's labels (every page of a spam host below 60, of an honest
     host 70 or above, plus one outlier page on hosts with 3 or more pages) and a TREC-id map of

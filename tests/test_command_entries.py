@@ -40,6 +40,7 @@ def _stages(run) -> dict:
     return json.loads((run / "out" / "run.json").read_text())["stages"]
 
 
+@pytest.mark.slow
 def test_each_command_keeps_what_the_others_added_to_run_json(small_run):
     out = _spamflow(small_run, "quilt-sweep", "-c", "c.yaml", "--pivot", "3,5,4,0.5")
     assert out.returncode == 0, out.stderr
@@ -60,6 +61,7 @@ def test_each_command_keeps_what_the_others_added_to_run_json(small_run):
     assert 'id="quilt-sweep"' in page and 'id="hss-similar"' in page
 
 
+@pytest.mark.slow
 def test_an_entry_made_from_other_stages_is_dropped(small_run):
     """Changing parse redoes it: the sweep made from the old page table no longer belongs to the run."""
     assert _spamflow(small_run, "quilt-sweep", "-c", "c.yaml", "--pivot", "3,5,4,0.5").returncode == 0

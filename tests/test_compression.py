@@ -50,6 +50,7 @@ def test_munge_moves_hosts_towards_their_nearest_neighbour():
     assert np.array_equal(out, munge(X, 3, np.random.default_rng(2)), equal_nan=True)
 
 
+@pytest.mark.slow
 def test_mimic_ranks_like_the_ensemble_and_reloads(tmp_path):
     X, y = make_classification(n_samples=900, n_features=12, n_informative=6, weights=[0.85], random_state=5)
     X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan
@@ -69,6 +70,7 @@ def test_mimic_ranks_like_the_ensemble_and_reloads(tmp_path):
                                bundle["estimator"].predict_proba(X[test_rows]), rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_negative_compression_is_refused_everywhere(tmp_path):
     X, y = make_classification(n_samples=120, n_features=4, random_state=1)
     with pytest.raises(ValueError, match="compress must be 0"):

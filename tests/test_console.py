@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from spamflow.console import counts_text
@@ -75,6 +76,7 @@ def _crawl_config(tmp_path: Path, web: LoopbackWeb) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_no_bars_when_stderr_is_not_a_terminal_and_bars_with_progress(tmp_path):
     """A real run (crawl -> ingest -> parse): its stderr is a pipe, so by default no stage
     draws a bar; --progress draws the crawl and parse bars anyway; --no-progress none."""

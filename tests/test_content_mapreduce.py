@@ -134,6 +134,7 @@ def small_pages(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["inline", "local"])
 def test_engines_give_the_same_outputs_on_the_demo(runner, demo_pages, in_memory, on_inline, tmp_path):
     mem_out, mem = in_memory
@@ -171,6 +172,7 @@ def test_corpus_job_counts_like_a_count_by_hand(demo_pages, on_inline):
     assert CorpusStats.load(out / "corpus_stats.json").corpus_words == ranked
 
 
+@pytest.mark.slow
 def test_query_terms_file_and_corpus_stats_same_on_both_engines(demo_pages, in_memory, tmp_path):
     """A query_terms file (a stop word and a repeat dropped, a comment skipped) and a saved
     corpus_stats file: both engines read them the same way and agree."""
@@ -280,6 +282,7 @@ print("sklearn" in sys.modules)
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_spark_local_mode_equals_in_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     pages = small_pages(tmp_path / "pages")

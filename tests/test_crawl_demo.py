@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 # the identity of a capture, not its content: a crawl writes its own records, at its own times
@@ -68,6 +69,7 @@ def _close(a: object, b: object) -> bool:
     return a == b
 
 
+@pytest.mark.slow
 def test_no_crawl_reads_the_generated_warcs_with_the_same_results(demo_once, tmp_path):
     workdir = tmp_path / "no-crawl"
     out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--no-crawl", "--workdir", str(workdir),

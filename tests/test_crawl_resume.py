@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import yaml
 
 from spamflow.crawl.loopback import LoopbackWeb, Reply
@@ -37,6 +38,7 @@ def _run(config: Path, out: Path) -> subprocess.Popen[bytes]:
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume_lose_nothing_and_refetch_nothing_stored(tmp_path):
     out = tmp_path / "crawl"
     snapshots: list[tuple[int, set[str]]] = []  # after each kill: server hits so far, URLs stored
@@ -124,6 +126,7 @@ def _crawl_stage_counts(workdir: Path) -> dict[str, int]:
     return {k: v for k, v in counts.items() if k != "k_warc_files"}  # a resumed run opens a new WARC file
 
 
+@pytest.mark.slow
 def test_crawl_stage_killed_and_run_again_reports_the_counts_of_an_uninterrupted_crawl(tmp_path):
     def config_for(web: LoopbackWeb) -> Path:
         path = tmp_path / "dag.yaml"

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.cli import demo_config_path
@@ -103,6 +104,7 @@ def test_demo_config_is_the_shipped_one():
     assert (ROOT / "configs" / "demo.yaml").read_text() == demo_config_path().read_text()
 
 
+@pytest.mark.slow
 def test_demo_through_a_real_luigid(tmp_path, luigid):
     manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
     assert manifest["status"] == "success"

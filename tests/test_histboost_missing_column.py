@@ -6,11 +6,13 @@ plain histogram boosting trained without that column."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from spamflow_ensemble.library import hist_boost
 
 
+@pytest.mark.slow
 def test_a_feature_missing_on_every_training_host_is_left_out():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(300, 5))

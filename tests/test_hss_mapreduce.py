@@ -102,6 +102,7 @@ def test_the_job_gives_the_in_memory_labels_and_statistics(tmp_path, runner, k):
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_spark_local_mode_gives_the_in_memory_labels(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     rng = np.random.default_rng(5)

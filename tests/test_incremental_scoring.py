@@ -136,6 +136,7 @@ def _spamflow(*argv: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_train_keeps_statistics_and_score_uses_them_on_a_new_crawl(demo_once, runs, tmp_path):
     """`train -c` on the demo run keeps its content corpus statistics and links graph beside
     the model; `score -c` on a crawl of the new hosts (their 2026-02 WARC records only) runs

@@ -191,6 +191,7 @@ def test_supporters_equal_the_in_memory_counts_inline(tmp_path, exact):
         assert want[3].sum() > 0
 
 
+@pytest.mark.slow
 def test_local_runner_steps_equal_the_in_memory_walk(tmp_path):
     """The local runner (tasks as subprocesses, a real sort): three power iterations, truncated
     PageRank and the HyperLogLog supporters (each step a job, so kept short)."""
@@ -207,6 +208,7 @@ def test_local_runner_steps_equal_the_in_memory_walk(tmp_path):
     assert all(np.array_equal(supporters[k], want_supporters[k]) for k in (1, 2))
 
 
+@pytest.mark.slow
 def test_real_blog_graph_pagerank_and_supporters(tmp_path):
     """polblogs-2005 (1,490 blogs, 19,090 arcs, many dangling): PageRank and the exact and
     HyperLogLog supporters at distance 2 as in memory."""
@@ -235,6 +237,7 @@ def run_stage(pages: Path, outdir: Path, settings: RunSettings, **params) -> dic
             "temporal": pq.read_table(outdir / "temporal.parquet"), "frozen": FrozenLinks.load(outdir / "frozen.npz")}
 
 
+@pytest.mark.slow
 def test_stage_features_are_the_same_on_both_engines(tmp_path):
     """The whole static feature table of the stage with engine: mapreduce (edges job, rank and
     supporter steps on inline) against engine: memory, on a generated page table with both the
@@ -271,6 +274,7 @@ def test_stage_features_are_the_same_on_both_engines(tmp_path):
                 assert np.abs(x[ok] - y[ok]).sum() < TOL * max(1.0, np.abs(y[ok]).max()), name
 
 
+@pytest.mark.slow
 def test_demo_page_table_gives_the_same_features_on_both_engines(demo_once, tmp_path):
     """The demo's own page table and links parameters (trust seeds), engine: mapreduce on the
     inline runner against engine: memory: the same graphs, counts and temporal table, every
@@ -303,6 +307,7 @@ def test_demo_page_table_gives_the_same_features_on_both_engines(demo_once, tmp_
             assert np.array_equal(x, y), name
 
 
+@pytest.mark.slow
 def test_auto_uses_mapreduce_over_the_edge_threshold(tmp_path):
     pages = write_parts(page_table(seed=12), tmp_path / "parse" / "pages")
     small = run_stage(pages, tmp_path / "small", RunSettings(), engine="auto", mapreduce_above_edges=10**9)
@@ -338,6 +343,7 @@ def test_job_runs_as_a_script(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_spark_local_mode_steps_equal_the_in_memory_walk(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     pages = write_parts(page_table(seed=4, pages=40), tmp_path / "pages", parts=2)

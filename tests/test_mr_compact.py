@@ -44,6 +44,7 @@ SPY = textwrap.dedent("""\
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flush_rows", [None, 40])  # 40: mappers flush often, and job (a) runs its combiner
 def test_map_files_are_gone_when_the_reducer_input_is_sorted(tmp_path, flush_rows):
     pages = random_corpus(3)

@@ -93,6 +93,7 @@ def test_copies_through_a_buffer_where_the_kernel_cannot(tmp_path, monkeypatch):
 PARAMS = QuiltParams(k=3, m=5, c=2, theta=0.4, foreign="domain")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_lines", [None, 1])  # 1: every shuffle is left to GNU sort
 def test_quilt_jobs_sort_by_key_on_the_local_runner(tmp_path, monkeypatch, max_lines):
     pages = random_corpus(4)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from spamflow_quilt.detector import find_quilts
 from spamflow_quilt.params import QuiltParams
 from test_quilt import _shingles, random_corpus
@@ -29,6 +30,7 @@ def _left_over(folder: Path) -> dict[str, int]:
     return left
 
 
+@pytest.mark.slow
 def test_lean_local_run_leaves_no_step_files_and_finds_the_same_quilts(tmp_path):
     pages = random_corpus(3)
     shingles = _shingles(pages, PARAMS.k, tmp_path / "shingles.tsv")

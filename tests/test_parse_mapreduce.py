@@ -256,6 +256,7 @@ def test_job_module_imports_no_config_plugins_or_stages():
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_spark_local_mode_equals_the_in_process_stage(tmp_path, corpus, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     warcs, _ = corpus

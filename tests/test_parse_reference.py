@@ -10,6 +10,7 @@ import pytest
 from parse_reference import REFERENCE, corpus, digests_of, sources_present
 
 
+@pytest.mark.slow
 def test_page_table_is_unchanged_on_real_data(tmp_path):
     if not sources_present():
         pytest.skip("needs ../shared/data (warc-samples and the three HTML collections); absent here")

@@ -54,6 +54,7 @@ def test_builtins_are_listed(plugins):
     assert plugins.detectors["content"].plugin == "spamflow_content"
 
 
+@pytest.mark.slow
 def test_external_plugin_is_listed_with_version_origin_and_schema(installed_plugin):
     out = cli("plugins", "--json", env=installed_plugin)
     assert out.returncode == 0, out.stderr
@@ -69,6 +70,7 @@ def test_external_plugin_is_listed_with_version_origin_and_schema(installed_plug
     assert "wordcount\n  plugin: wordcount" in text and "long_page: integer = 1000" in text
 
 
+@pytest.mark.slow
 def test_external_plugin_is_selectable_and_runs(installed_plugin, tmp_path):
     write_warc(tmp_path / "a.warc.gz", [
         Resp("http://a.example.com/1", html("t", "<p>one two three four</p>")),
@@ -90,6 +92,7 @@ def test_external_plugin_is_selectable_and_runs(installed_plugin, tmp_path):
     assert "line 4: detectors.wordcount.long_page: Input should be a valid integer (got 'many')" in bad.stderr
 
 
+@pytest.mark.slow
 def test_external_plugin_adds_a_report_section_host_columns_and_evidence(installed_plugin, tmp_path):
     """The fixture plugin takes part in the report through the same hooks as the built-ins: its
     section (placed by its order, with a figure), its host-table column and fired rule, and its
@@ -167,6 +170,7 @@ def test_the_classifier_joins_a_declared_host_table_whatever_its_output_is_calle
                     "b.example.com": {"wordcount.pages": 1.0, "wordcount.long_pages": 0.0}}
 
 
+@pytest.mark.slow
 def test_load_env_restricts_third_party_plugins(installed_plugin):
     out = cli("detectors", "--json", env={**installed_plugin, "SPAMFLOW_LOAD_PLUGINS": ""})
     assert [d["name"] for d in json.loads(out.stdout)] == BUILTIN_DETECTORS
@@ -174,6 +178,7 @@ def test_load_env_restricts_third_party_plugins(installed_plugin):
     assert [d["name"] for d in json.loads(out.stdout)] == sorted(BUILTIN_DETECTORS + ["wordcount"])
 
 
+@pytest.mark.slow
 def test_detectors_shows_required_and_optional_parameters_with_their_defaults(plugins):
     text = cli("detectors").stdout
     # links.trust_seeds has a default_factory: it was listed as "= required"

@@ -103,6 +103,7 @@ def test_mapreduce_equals_the_brute_force_reference_inline(tmp_path, seed, forei
     assert found_any > 0  # the corpora do contain quilts
 
 
+@pytest.mark.slow
 def test_mapreduce_equals_the_reference_on_the_local_runner(tmp_path):
     pages = random_corpus(7, n=30)
     for foreign in ("none", "domain", "ip"):

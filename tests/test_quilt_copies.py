@@ -168,6 +168,7 @@ def test_triples_are_sent_without_their_gram_set():
     assert key == doc_key(int(doc_bucket(u([10], np.uint64), 4)[0]))
 
 
+@pytest.mark.slow
 def test_a_cover_reducer_holds_a_bounded_share_of_its_triples(tmp_path, monkeypatch):
     """4,000,000 triples (128 MB as numbers) into one cover reducer allowed 4 MB: its peak
     allocation stays under 40 MB, and its covers equal those of an unbounded reducer."""

@@ -34,6 +34,7 @@ def _expected(pages) -> list[tuple[int, list[list[int]]]]:
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_spark_local_mode_equals_the_reference(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     pages = random_corpus(11, n=30)

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from spamflow_quilt.params import QuiltParams
 from spamflow_quilt.sweep import parse_values, sweep_points
 
@@ -34,6 +35,7 @@ def test_ranges_and_points():
     assert [(p.k, p.m, p.c, p.theta) for p in points] == [(5, 50, 4, 0.5), (4, 50, 4, 0.5), (5, 50, 2, 0.5)]
 
 
+@pytest.mark.slow
 def test_quilt_sweep_command_writes_table1_and_figure3(tmp_path):
     corpus = _corpus()
     write_warc(tmp_path / "a.warc.gz", [Resp(url, html("t", f"<p>{text}</p>")) for url, text in corpus])

@@ -11,6 +11,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import lxml.html
 import pyarrow.parquet as pq
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.parse.charset import decode_html
@@ -85,6 +86,7 @@ def _lxml_reference(html: str, url: str) -> tuple[list[str], list[str]]:
     return words(text), links
 
 
+@pytest.mark.slow
 def test_real_pages_parse_like_an_independent_lxml_extractor(tmp_path):
     tarball = shared_data("html-trafilatura-eval", "trafilatura-tests-html.tar.xz")
     records = []

@@ -114,6 +114,7 @@ def _watch_jobs(monkeypatch, bucket, staging: str, *modules) -> tuple[dict[str, 
     return job_inputs, staged
 
 
+@pytest.mark.slow
 def test_jobs_read_and_write_page_table_parts_in_the_bucket(tmp_path, plugins, bucket, monkeypatch):
     """Before: parse's tasks wrote into the driver's cache folder and the content and links
     jobs were handed paths into it, which no other machine can open."""
@@ -259,6 +260,7 @@ def test_parse_engine_choice_under_a_remote_workdir():
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_spark_local_mode_tasks_stage_their_parts_in_the_bucket(tmp_path, bucket, monkeypatch):
     """Spark ``local[2]``'s Python workers upload the parts (the AWS variables reach them from
     the environment) and the table equals the in-process one."""

@@ -75,6 +75,7 @@ def test_ruff_is_clean():
 
 @pytest.mark.skipif(not (Path(sys.executable).parent / "mypy").exists() and not shutil.which("mypy"),
                     reason="mypy is not installed (pip install -e '.[test]')")
+@pytest.mark.slow
 def test_mypy_is_clean():
     mypy = str(Path(sys.executable).parent / "mypy") if (Path(sys.executable).parent / "mypy").exists() else "mypy"
     out = subprocess.run([mypy, "spamflow", "workflows/spamflow_workflows", "plugins/spamflow_obvious",

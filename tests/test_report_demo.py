@@ -176,6 +176,7 @@ def test_one_to_all_curve_is_hss_similar_ranking(stages):
     assert sum(s > 0.1 for s in got) == top["size"]  # the farm's pages, then the drop (HSS Figure 4)
 
 
+@pytest.mark.slow
 def test_spamflow_report_command_writes_the_report_of_run_json(demo_once, tmp_path):
     import subprocess
     import sys

@@ -288,6 +288,7 @@ def test_candidate_pairs_same_with_reducer_flushes(tmp_path, buckets):
     assert flushed == pairs and pairs
 
 
+@pytest.mark.slow
 def test_candidate_pairs_local_runner_and_dropped_immutables(tmp_path):
     docs = _random_sets(7, n_docs=40)
     t = 0.5
@@ -338,6 +339,7 @@ def test_candidate_jobs_name_a_bad_line(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_candidate_pairs_spark_local_mode(tmp_path, monkeypatch):
     """The pair job, side file included, on Spark (the frequency job inline, to spare a JVM start)."""
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback

@@ -177,6 +177,7 @@ def test_the_stage_counts_and_reports_the_skipped_lines_or_fails_under_strict(tm
         _run_stage(tmp_path, real_world, strict=True, name="strict")
 
 
+@pytest.mark.slow
 def test_cli_run_reports_the_lines_and_strict_fails_naming_file_and_line(tmp_path, real_world):
     texts = ["it is one of the big ideas", "a fast walk in the park today"]
     write_warc(tmp_path / "a.warc.gz", [Resp(f"http://x{i}.example.com/", html("t", f"<p>{text}</p>"))

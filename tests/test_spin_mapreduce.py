@@ -71,6 +71,7 @@ def _same(a: tuple[dict, dict], b: tuple[dict, dict]) -> None:
 PARAMS = {"dictionary": [DEMO_DICTIONARY], "verifier_threshold": 0.7}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["inline", "local"])
 def test_engines_give_the_same_pairs_campaigns_and_hosts(tmp_path, runner):
     _page_table(tmp_path / "pages")
@@ -205,6 +206,7 @@ def test_demo_gives_the_same_outputs_on_the_mapreduce_engine(demo_once, tmp_path
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
+@pytest.mark.slow
 def test_mapreduce_engine_on_spark_local_mode(tmp_path, monkeypatch):
     """All three jobs (frequencies, candidates, the verification join) on Spark local[2]."""
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback

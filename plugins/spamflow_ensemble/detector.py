@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -25,15 +25,16 @@ from spamflow.mr import Engine, use_mapreduce
 from spamflow.per_host import host_schema
 from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
-from spamflow_ensemble.evaluation import baseline_forest, roc
 from spamflow_ensemble.evidence import detector_details, evidence_column
 from spamflow_ensemble.fastauc import auc
 from spamflow_ensemble.labels import NONSPAM, SPAM, Labels, read_hostnames, read_labels
-from spamflow_ensemble.mapreduce_scoring import score_mapreduce
-from spamflow_ensemble.model import score, train
-from spamflow_ensemble.persist import save_model
-from spamflow_ensemble.selection import EnsembleSelection, spam_probability
 from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
+
+if TYPE_CHECKING:
+    from spamflow_ensemble.selection import EnsembleSelection
+
+# scikit-learn and skops (a second or more to import) are imported where a run trains, scores
+# or saves, not here: every `spamflow` command imports this module to list the detectors
 
 SCORES_SCHEMA = host_schema(
     pa.field("score", pa.float64(), nullable=False),
@@ -93,6 +94,8 @@ class ClassifyParams(DetectorParams):
 
 
 def estimator_from(params: ClassifyParams | Mapping, progress: bool | None = False) -> EnsembleSelection:
+    from spamflow_ensemble.selection import EnsembleSelection
+
     p = params if isinstance(params, BaseModel) else ClassifyParams(**params)
     assert isinstance(p, ClassifyParams)
     return EnsembleSelection(library=p.library, n_folds=p.folds, n_init=p.init, n_iterations=p.iterations,
@@ -153,6 +156,10 @@ class ClassifyDetector(Detector):
                                 f"{int(len(y) - y.sum())} nonspam labelled hosts ({labels.path}); need both")
         ips = host_ips(ctx.inputs["parse"]["pages"]) if "ip" in p.group_by else None
         groups = row_groups(train_rows.host, p.group_by, ips)
+        from spamflow_ensemble.mapreduce_scoring import score_mapreduce
+        from spamflow_ensemble.model import score, train
+        from spamflow_ensemble.persist import save_model
+
         bundle = train(train_rows, y, groups, estimator_from(p, ctx.settings.progress), p.threshold)
         es = bundle["estimator"]
         feature_index = {f: j for j, f in enumerate(table.features)}
@@ -200,6 +207,9 @@ class ClassifyDetector(Detector):
     def _evaluate(p: ClassifyParams, bundle: dict, X: np.ndarray, y_train: np.ndarray, X_train: np.ndarray,
                   test_rows: np.ndarray, y_test: np.ndarray, scores: np.ndarray, train_snap: str,
                   snapshots: list[str], row_snapshot: list[str]) -> dict:
+        from spamflow_ensemble.evaluation import baseline_forest, roc
+        from spamflow_ensemble.selection import spam_probability
+
         es = bundle["estimator"]
         has_test = len(y_test) > 0 and 0 < y_test.sum() < len(y_test)
         out: dict = {"threshold": bundle["threshold"], "auc": None, "baseline_auc": None, "roc": None,

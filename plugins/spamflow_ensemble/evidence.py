@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from spamflow_ensemble.model import score
-
 FIRED: dict[str, Callable[[Mapping[str, float]], bool]] = {
     "quilt": lambda r: r.get("quilted_pages", 0) > 0,
     "hss": lambda r: r.get("largest_cluster_domains", 0) >= 3,
@@ -123,6 +121,8 @@ def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndar
     explain = rows[np.argsort(-scores[rows], kind="stable")[:explain_hosts]] if k else rows[:0]
     tops: dict[int, list] = {}
     if len(explain):
+        from spamflow_ensemble.model import score  # scikit-learn: imported when a run explains its scores
+
         contrib = occlusion(lambda Z: score(bundle, Z), X[explain], bundle["medians"], scores[explain])
         for i, t in zip(explain, top_features(X[explain], contrib, list(bundle["features"]), k)):
             tops[int(i)] = t
