@@ -24,10 +24,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spamflow.crawl.settings import CrawlSettings
-from spamflow.detector import Stage
+from spamflow.detector import RunSettings, Stage
 from spamflow.errors import ConfigError
 from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
-from spamflow.mr.engine import AUTO_INLINE_BELOW
 from spamflow.plugins import SpamflowPlugins
 from spamflow.storage import StorageError, check_workdir, default_cache_dir, is_url, local_path, mirror_dir
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError, ShapeError, check_shape
@@ -87,7 +86,7 @@ class MapReduceSection(_Section):
     runner: Runner = "inline"
     args: list[str] = []
     """Extra mrjob options for the runner, e.g. [--spark-master, "local[2]"] or [--hadoop-streaming-jar, PATH]."""
-    inline_below: int = Field(AUTO_INLINE_BELOW, ge=0)
+    inline_below: int = Field(RunSettings.inline_below, ge=0)
     """``runner: auto`` runs the jobs ``inline`` when the run's WARC input is at most this many
     bytes, else on ``local`` (see :func:`spamflow.mr.engine.resolve_runner`)."""
 

@@ -81,3 +81,17 @@ def test_a_needs_comment_is_only_repeated_while_its_file_is_missing(tmp_path, ca
     config.write_text(config.read_text() + "wrokers: 2\n")  # another mistake: no word about the needs
     code, _, err = _validate(config, capsys)
     assert code == 2 and len(err.splitlines()) == 1 and "unknown key 'wrokers'" in err
+
+
+def test_the_readmes_config_validates_as_written_beside_a_warc_folder(tmp_path, capsys):
+    """README's "Use it on your WARC files" YAML, copied as a user would, beside a ``data/``
+    folder of WARC files: it validates with nothing else to fetch (no spinner dictionary)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(# my\.yaml.*?)```", readme, re.S)
+    assert block, "README has no '# my.yaml' YAML block"
+    config = tmp_path / "my.yaml"
+    config.write_text(block.group(1), encoding="utf-8")
+    _make(tmp_path / "data" / "*.warc.gz")
+    code, out, err = _validate(config, capsys)
+    assert code == 0, err
+    assert out.startswith(f"{config}: ok\n")

@@ -27,15 +27,6 @@ def use_mapreduce(engine: Engine, settings: RunSettings, *, size: int = 0, above
     return settings.on_cluster or (above is not None and size > above)
 
 
-AUTO_INLINE_BELOW = 64 * 2**20
-"""``mapreduce.runner: auto``'s default bound: WARC input up to 64 MiB (a few thousand pages)
-runs its jobs ``inline``.  mrjob's ``local`` runner costs a Python start and the job's
-imports in each of a step's ~12 task processes, about two minutes per detector on any
-input (docs/running-mapreduce.md); ``inline`` runs the same job code in this process, so
-its outputs are the same, but with one core and in-memory sorts, which only pays below a
-bound like this one."""
-
-
 def planned_input_bytes(plan: Mapping[str, Any]) -> int | None:
     """The WARC bytes a run's ingest stage will read (``plan``: :func:`spamflow.plan.plan_run`'s):
     the sum over its files; None when it is not known before the run (a crawl, a remote file
