@@ -30,15 +30,30 @@ HtmlKind = Literal["adsense", "ua", "ga4", "gtm"]
 HTML_KINDS: tuple[HtmlKind, ...] = ("adsense", "ua", "ga4", "gtm")
 """The identifier kinds read from a page's HTML source (scripts, attributes), not from its links."""
 
+# Each pattern starts with a literal, so that re finds candidates by a fast literal search; what
+# may come before the match is checked in code (a lookbehind first would make re try every offset).
 _HTML_PATTERNS: dict[str, re.Pattern[str]] = {
     # ca-pub-1234567890123456 in data-ad-client / adsbygoogle.js?client=; pub-… in old google_ad_client and ads.txt
-    "adsense": re.compile(r"(?<![\w-])(?:ca-)?pub-(\d{10,20})(?![\w-])"),
+    "adsense": re.compile(r"pub-(\d{10,20})(?![\w-])"),
     # UA-1234567-1: the account is the operator's, the suffix a property (one per site)
-    "ua": re.compile(r"(?<![\w-])UA-(\d{4,10})-\d{1,4}(?![\w-])"),
+    "ua": re.compile(r"UA-(\d{4,10})-\d{1,4}(?![\w-])"),
     # G-XXXXXXXXXX only where a measurement id is written: a quoted string or an id= parameter
-    "ga4": re.compile(r"(?:['\"]|[?&]id=)G-([A-Z0-9]{8,12})(?![\w-])"),
-    "gtm": re.compile(r"(?<![\w-])GTM-([A-Z0-9]{4,9})(?![\w-])"),
+    "ga4": re.compile(r"G-([A-Z0-9]{8,12})(?![\w-])"),
+    "gtm": re.compile(r"GTM-([A-Z0-9]{4,9})(?![\w-])"),
 }
+
+
+def _starts_well(kind: str, text: str, start: int) -> bool:
+    """What precedes a match at ``start`` allows it: not a word character or ``-`` (``ca-`` may
+    precede ``pub-``); for GA4, a quote or ``id=``."""
+    if kind == "ga4":
+        return text[start - 1:start] in ("'", '"') or text[max(0, start - 4):start] in ("?id=", "&id=")
+    if kind == "adsense" and text[max(0, start - 3):start] == "ca-":
+        start -= 3
+    before = text[start - 1:start]
+    return not before or not (before.isalnum() or before in "_-")
+
+
 _HTML_PREFIX = {"adsense": "adsense:pub-", "ua": "ua:UA-", "ga4": "ga4:G-", "gtm": "gtm:GTM-"}
 
 
@@ -125,7 +140,8 @@ def html_ids(text: str, kinds: Iterable[str] = HTML_KINDS) -> list[str]:
     """The ad-network and analytics identifiers in HTML source ``text``, sorted, each once."""
     found: set[str] = set()
     for kind in kinds:
-        found.update(_HTML_PREFIX[kind] + m for m in _HTML_PATTERNS[kind].findall(text))
+        pattern, prefix = _HTML_PATTERNS[kind], _HTML_PREFIX[kind]
+        found.update(prefix + m.group(1) for m in pattern.finditer(text) if _starts_well(kind, text, m.start()))
     return sorted(found)
 
 
