@@ -188,3 +188,27 @@ def test_bad_pattern_is_a_config_error():
         IdsParams(affiliate_paths=["/aff/(unclosed"])
     with pytest.raises(ValueError, match="group"):
         IdsParams(affiliate_paths=["/aff/[0-9]+"])
+
+
+def test_report_hooks_show_each_network_with_its_evidence(crawl, tmp_path):
+    from spamflow_ids.report_section import (
+        spamflow_report_evidence,
+        spamflow_report_evidence_kinds,
+        spamflow_report_host_columns,
+        spamflow_report_section,
+    )
+
+    out = tmp_path / "out"
+    run_ids(crawl, out, engine="memory")
+    record = {"outputs": {"hosts": str(out / "hosts.parquet"), "networks": str(out / "networks.jsonl"),
+                          "platform_ids": str(out / "platform_ids.jsonl")},
+              "params": {"max_domains": MAX_DOMAINS}, "counts": {"networks": 3, "hosts_fired": 8}}
+    assert spamflow_report_evidence_kinds() == {"network": "networks"}
+    evidence = spamflow_report_evidence("ids", record, max_items=2)
+    assert evidence.total == 3 and [e.key for e in evidence.items] == ["network:2026-01/1", "network:2026-01/2"]
+    assert ("2026-01", "d4.info") in evidence.items[0].hosts
+    assert "aff:bta=40211" in evidence.items[0].html and "http://www.casino-a1.com/slots.html" in evidence.items[0].html
+    section = spamflow_report_section("ids", record, evidence)
+    assert section.anchor == "ids" and "short:bit.ly/Theme9x" in section.html and "1 more networks" in section.html
+    assert spamflow_report_host_columns("ids").fired.column == "network_domains"
+    assert spamflow_report_evidence("spin", record, max_items=2) is None
