@@ -26,7 +26,7 @@ ENTRY_POINT_GROUP = "spamflow"
 LOAD_ENV = "SPAMFLOW_LOAD_PLUGINS"
 BUILTIN_PLUGINS: tuple[str, ...] = ("spamflow_obvious.plugin", "spamflow_quilt.plugin", "spamflow_hss.plugin",
                                      "spamflow_links.plugin", "spamflow_content.plugin", "spamflow_spin.plugin",
-                                     "spamflow_ensemble.plugin")
+                                     "spamflow_ids.plugin", "spamflow_ensemble.plugin")
 """Modules holding the built-in hook implementations; each is listed under its package name."""
 
 

@@ -19,7 +19,7 @@ from spamflow.plugins import BUILTIN_PLUGINS, build_plugins, plugin_name
 
 from warc_factory import Resp, html, write_warc
 
-BUILTIN_DETECTORS = ["classify", "content", "hss", "links", "obvious", "quilt", "spin"]
+BUILTIN_DETECTORS = ["classify", "content", "hss", "ids", "links", "obvious", "quilt", "spin"]
 FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 
@@ -141,7 +141,7 @@ def test_external_plugin_adds_a_report_section_host_columns_and_evidence(install
     assert sorted(json.loads(judged.stdout)) == sorted(a["data-key"] for a in articles.values())
     bad = cli("judge", "-c", "c.yaml", "--kinds", "host,nope", env=installed_plugin, cwd=tmp_path)
     assert bad.returncode == 2
-    assert "choose from host, quilt, cluster, campaign, longpage" in bad.stderr
+    assert "choose from host, quilt, cluster, campaign, network, longpage" in bad.stderr
 
 
 def test_the_classifier_joins_a_declared_host_table_whatever_its_output_is_called(installed_plugin, tmp_path):

@@ -81,6 +81,6 @@ def test_mypy_is_clean():
     out = subprocess.run([mypy, "spamflow", "workflows/spamflow_workflows", "plugins/spamflow_obvious",
                           "plugins/spamflow_quilt", "plugins/spamflow_hss",
                           "plugins/spamflow_links", "plugins/spamflow_content",
-                          "plugins/spamflow_spin", "plugins/spamflow_ensemble"],
+                          "plugins/spamflow_spin", "plugins/spamflow_ids", "plugins/spamflow_ensemble"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
