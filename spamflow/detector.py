@@ -136,12 +136,6 @@ class RunSettings:
     runner: str = "inline"
     runner_args: tuple[str, ...] = ()
     """Extra mrjob command-line options for the runner, e.g. ``("--spark-master", "local[2]")``."""
-    inline_below: int = 64 * 2**20
-    """``runner: auto``: the largest WARC input (bytes) whose jobs run ``inline``.  mrjob's
-    ``local`` runner starts a Python process with the job's imports for each of a step's ~12
-    tasks, about two minutes per detector on any input; ``inline`` runs the same job code in
-    this process (the same outputs) with one core and in-memory sorts, which pays only below
-    a bound like this one (64 MiB: a few thousand pages)."""
     workers: int = 1
     strict: bool = False
     progress: bool | None = None
@@ -150,6 +144,12 @@ class RunSettings:
     stages_at_once: int = 1
     """Stages that need nothing from each other run this many at a time, each in its own
     process (Luigi's workers); ``workers`` stays the processes inside one stage."""
+    inline_below: int = 64 * 2**20
+    """``runner: auto``: the largest WARC input (bytes) whose jobs run ``inline``.  mrjob's
+    ``local`` runner starts a Python process with the job's imports for each of a step's ~12
+    tasks, about two minutes per detector on any input; ``inline`` runs the same job code in
+    this process (the same outputs) with one core and in-memory sorts, which pays only below
+    a bound like this one (64 MiB: a few thousand pages)."""
 
     @property
     def on_cluster(self) -> bool:

@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -9,23 +10,33 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # each of pytest-xdist's workers shares the cores with the others: OpenMP (scikit-learn's
+    # histogram boosting, forests) and BLAS on one thread per worker and in the commands it
+    # starts.  With a thread per core in every worker, their spin-waits made classify's
+    # tests 5-10x slower on two cores.  Results do not depend on it (floats are compared to a
+    # stated tolerance).
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-END_TO_END_FIXTURES = frozenset({"demo_once", "luigid", "s3"})
+DEMO_FIXTURES = frozenset({"demo_once", "demo_no_crawl_once"})
+END_TO_END_FIXTURES = DEMO_FIXTURES | {"luigid", "s3"}
 """Fixtures that start the whole demo run, a luigid or an S3 server: a test using one is
 ``slow`` (left out of the quick tier, ``-m "not slow"``) without saying so itself."""
 
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Under pytest-xdist (``-n auto --dist loadgroup``, the default in pyproject.toml): every
-    test that reads the shared demo run goes to one worker, so the demo runs once; the other
+    test that reads a shared demo run goes to one worker, so each demo runs once; the other
     tests of a module stay together, so a module-scoped fixture is built once.  Tests using an
     end-to-end fixture are marked ``slow``."""
     for item in items:
-        group = "demo" if "demo_once" in item.fixturenames else item.nodeid.split("::")[0]
+        group = "demo" if DEMO_FIXTURES & set(item.fixturenames) else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
         if END_TO_END_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
@@ -56,6 +67,21 @@ def demo_once(tmp_path_factory) -> dict:
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text())}
+
+
+@pytest.fixture(scope="session")
+def demo_no_crawl_once(tmp_path_factory) -> dict:
+    """One ``spamflow demo --no-crawl`` run (the generated WARCs read directly) shared by the
+    tests that compare it with the crawled demo and with the same demo on an S3 workdir:
+    ``{"workdir", "manifest", "cache"}``, ``cache`` its XDG_CACHE_HOME (a local workdir
+    caches nothing there)."""
+    base = tmp_path_factory.mktemp("demo-no-crawl")
+    workdir, cache = base / "no-crawl", base / "cache"
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--no-crawl", "--workdir", str(workdir),
+                          "--no-progress"], capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    assert out.returncode == 0, out.stdout + out.stderr
+    return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text()), "cache": cache}
 
 
 def assert_close(a, b, atol: float = 1e-12, where: str = "") -> None:

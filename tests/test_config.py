@@ -70,7 +70,7 @@ def test_unknown_top_level_key(project, plugins):
 
 def test_unknown_nested_key_lists_the_allowed_ones(project, plugins):
     message = _error(project, "workdir: w\ninput: {warc: [data/*]}\nmapreduce:\n  runer: local\n", plugins)
-    assert "line 4: mapreduce.runer: unknown key 'runer'; allowed keys: args, runner" in message
+    assert "line 4: mapreduce.runer: unknown key 'runer'; allowed keys: args, inline_below, runner" in message
 
 
 def test_runner_value_outside_the_allowed_set(project, plugins):

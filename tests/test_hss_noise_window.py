@@ -115,8 +115,9 @@ def test_the_stage_passes_noise_window_to_both_fingerprinting_paths(tmp_path):
         "url": [f"http://{h}/" for h in hosts], "host": hosts, "domain": hosts, "ip": [None] * 6,
         "noise": noises}), tmp_path / "pages" / "part-00000.parquet")
     parse = StageOutputs("parse", tmp_path, {"pages": tmp_path / "pages"}, {})
-    for name, params in (("default", HSSParams()), ("window", HSSParams(noise_window=4000)),
-                         ("window-mr", HSSParams(noise_window=4000, mapreduce=True))):
+    paper = {"noise": "paper"}  # the noise strings here are the whole page's (no tags to keep)
+    for name, params in (("default", HSSParams(**paper)), ("window", HSSParams(noise_window=4000, **paper)),
+                         ("window-mr", HSSParams(noise_window=4000, mapreduce=True, **paper))):
         outdir = tmp_path / name
         outdir.mkdir()
         result = HSSDetector().run(StageContext(params, {"parse": parse}, outdir))

@@ -246,7 +246,7 @@ def test_an_unreachable_store_is_one_error_line_from_validate(project):
 
 
 @pytest.mark.slow
-def test_the_demo_on_s3_equals_the_local_demo(tmp_path, s3):
+def test_the_demo_on_s3_equals_the_local_demo(tmp_path, s3, demo_no_crawl_once):
     """``spamflow demo --no-crawl --workdir s3://runs/demo``: every stage and run.json in the
     bucket, the same host tables and scores as the same demo on a local workdir, a second run
     does nothing, and deleting one stage's stage.json (on a machine with an empty cache) redoes
@@ -265,7 +265,7 @@ def test_the_demo_on_s3_equals_the_local_demo(tmp_path, s3):
             return json.loads((tmp_path / workdir / "run.json").read_text())
         return json.loads(client.get_object(Bucket=BUCKET, Key="demo/run.json")["Body"].read())
 
-    local = demo("local", "unused")["stages"]
+    local = demo_no_crawl_once["manifest"]["stages"]  # the same demo on a local workdir (conftest)
     first = demo(url, "cache")
     assert first["status"] == "success" and _ran(first) == set(local)
     keys = _keys(client, "demo/")
@@ -283,7 +283,7 @@ def test_the_demo_on_s3_equals_the_local_demo(tmp_path, s3):
     assert {"content", "classify", "report"} <= _ran(again)
     _same_results(env, again["stages"], local)
     assert not list((tmp_path / "empty-cache").rglob("stage-files.json"))  # the listing stays in the bucket
-    assert not (tmp_path / "unused" / "spamflow").exists()  # a local workdir has no cache
+    assert not (demo_no_crawl_once["cache"] / "spamflow").exists()  # a local workdir has no cache
 
 
 def _same_results(env: dict, remote: dict, local: dict) -> None:

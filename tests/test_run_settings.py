@@ -19,9 +19,9 @@ CONFIG = ("workdir: w\ninput: {demo: {}}\nworkers: 3\nstrict: false\n"
 
 def test_flags_over_the_config(tmp_path, plugins):
     config = parse_config(CONFIG, plugins, path=tmp_path / "c.yaml")
-    assert run_settings(config.model) == RunSettings("local", ("--cleanup", "NONE"), 3, False, None)
+    assert run_settings(config.model) == RunSettings("local", ("--cleanup", "NONE"), workers=3, strict=False, progress=None)
     assert run_settings(config.model, workers=2, strict=True, progress=False) == RunSettings(
-        "local", ("--cleanup", "NONE"), 2, True, False)
+        "local", ("--cleanup", "NONE"), workers=2, strict=True, progress=False)
     # a command's args: its --workers and --strict if it has them, else the config's
     given = StageRunner(run_pipeline, argparse.Namespace(workers=5, strict=True, progress=None)).settings(config)
     assert (given.workers, given.strict) == (5, True)
@@ -31,7 +31,7 @@ def test_flags_over_the_config(tmp_path, plugins):
 def test_each_task_carries_the_settings_it_was_given(tmp_path, plugins):
     config = parse_config(CONFIG, plugins, path=tmp_path / "c.yaml")
     plan = plan_run(config, plugins)
-    settings = RunSettings("local", ("--cleanup", "NONE"), 2, True, False)
+    settings = RunSettings("local", ("--cleanup", "NONE"), workers=2, strict=True, progress=False)
     tasks = final_tasks(plan, config.workdir, settings)
     assert [t.stage for t in tasks] == ["report"]
     upstream = {t.stage: t for t in tasks[0].requires()}
