@@ -66,12 +66,18 @@ PAGES: list[tuple[str, str, str, set[str]]] = [
 ]
 
 
-def declared_networks(max_domains: int) -> list[list[str]]:
-    """The expected networks from the declared ids alone, by networkx: hosts joined by an id on
-    2..max_domains registered domains; components of 2+ hosts."""
+LINK_BORNE = ("aff:", "path:", "short:")
+"""The declared ids that a page's links carry (affiliate tracking ids, affiliate paths,
+shortlinks), written out here rather than imported: only networks joined by these fire."""
+
+
+def declared_networks(max_domains: int, prefixes: tuple[str, ...] = ("",)) -> list[list[str]]:
+    """The expected networks from the declared ids alone, by networkx: hosts joined by an id
+    (starting with one of ``prefixes``) on 2..max_domains registered domains; components of
+    2+ hosts."""
     hosts_of: dict[str, set[str]] = {}
     for url, _, _, ids in PAGES:
-        for i in ids:
+        for i in (i for i in ids if i.startswith(prefixes)):
             hosts_of.setdefault(i, set()).add(url.split("/")[2])
     g = nx.Graph()
     for hosts in hosts_of.values():
@@ -154,10 +160,36 @@ def test_host_features_and_who_fires(memory):
     assert a1["ids_per_page"] == pytest.approx(1.5)  # bta on both pages, AdSense on one
     assert by_host["old-c3.net"]["domains_sharing"] == 2  # casino-a1 (AdSense) and d4 (GTM)
     assert by_host["d4.info"]["domains_sharing"] == 1 and by_host["d4.info"]["network_domains"] == 4
-    fired = sorted(h for h, r in by_host.items() if r["network_domains"] >= 2)
-    assert fired == sorted(h for n in declared_networks(MAX_DOMAINS) for h in n)
+    in_networks = sorted(h for h, r in by_host.items() if r["network_domains"] >= 2)
+    assert in_networks == sorted(h for n in declared_networks(MAX_DOMAINS) for h in n)
     assert by_host["a.h8.com"]["ids"] == 1 and by_host["a.h8.com"]["network_domains"] == 0  # one domain: no network
-    assert memory["counts"]["hosts_fired"] == len(fired) == 8
+    assert memory["counts"]["hosts_in_networks"] == len(in_networks) == 8
+
+
+def test_only_networks_of_link_borne_ids_fire(memory):
+    """A host fires when affiliate ids, affiliate paths or shortlinks join it to another
+    registered domain: the bta pair of network A, the Amazon tag pair, the affiliate-path pair.
+    old-c3.net and d4.info are in network A by its AdSense id and GTM container only, as
+    honest media groups are: a feature (network_domains 4), not a firing."""
+    by_host = {r["host"]: r for r in memory["hosts"]}
+    expected = declared_networks(MAX_DOMAINS, LINK_BORNE)
+    assert expected == [["blog.lapsed-b2.org", "www.casino-a1.com"], ["e5.com", "www.f6.co.uk"],
+                        ["k11.com", "l12.com"]]
+    fired = sorted(h for h, r in by_host.items() if r["affiliate_network_domains"] >= 2)
+    assert fired == sorted(h for n in expected for h in n)
+    assert {h: by_host[h]["affiliate_network_domains"] for h in fired} == dict.fromkeys(fired, 2)
+    for host in ("old-c3.net", "d4.info"):
+        assert (by_host[host]["network_domains"], by_host[host]["affiliate_network_domains"]) == (4, 0)
+    assert memory["counts"]["hosts_fired"] == 6
+
+
+def test_the_ensembles_evidence_fires_by_the_same_rule(memory):
+    from spamflow_ensemble.evidence import fired_detectors
+
+    for r in memory["hosts"]:
+        row = {f"ids.{k}": float(r[k]) for k in ("network_domains", "affiliate_network_domains", "domains_sharing")}
+        fired = fired_detectors(row, (SNAPSHOT, r["host"]), {})
+        assert ("ids" in fired) == (r["affiliate_network_domains"] >= 2), r["host"]
 
 
 def test_html_kinds_empty_reads_only_links(crawl, tmp_path):
@@ -202,7 +234,8 @@ def test_report_hooks_show_each_network_with_its_evidence(crawl, tmp_path):
     run_ids(crawl, out, engine="memory")
     record = {"outputs": {"hosts": str(out / "hosts.parquet"), "networks": str(out / "networks.jsonl"),
                           "platform_ids": str(out / "platform_ids.jsonl")},
-              "params": {"max_domains": MAX_DOMAINS}, "counts": {"networks": 3, "hosts_fired": 8}}
+              "params": {"max_domains": MAX_DOMAINS},
+              "counts": {"networks": 3, "hosts_in_networks": 8, "hosts_fired": 6}}
     assert spamflow_report_evidence_kinds() == {"network": "networks"}
     evidence = spamflow_report_evidence("ids", record, max_items=2)
     assert evidence.total == 3 and [e.key for e in evidence.items] == ["network:2026-01/1", "network:2026-01/2"]
@@ -210,5 +243,6 @@ def test_report_hooks_show_each_network_with_its_evidence(crawl, tmp_path):
     assert "aff:bta=40211" in evidence.items[0].html and "http://www.casino-a1.com/slots.html" in evidence.items[0].html
     section = spamflow_report_section("ids", record, evidence)
     assert section.anchor == "ids" and "short:bit.ly/Theme9x" in section.html and "1 more networks" in section.html
-    assert spamflow_report_host_columns("ids").fired.column == "network_domains"
+    rule = spamflow_report_host_columns("ids").fired
+    assert (rule.column, rule.above) == ("affiliate_network_domains", 1)
     assert spamflow_report_evidence("spin", record, max_items=2) is None

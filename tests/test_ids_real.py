@@ -1,7 +1,8 @@
 """The ids detector's extraction on real pages of ../shared/data (skipped when absent): how
 many pages carry each kind of identifier (counted once, recorded in docs/ids.md), the real
 doorway kit's shared GA4 id and shortlinks, and the honest publisher families that share
-analytics accounts across their domains (what "fired" means on honest pages)."""
+analytics accounts across their domains without any host firing (only networks joined by
+link-borne ids fire)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from spamflow.domains import registered_domain
 from spamflow.parse.html_text import extract
 from spamflow_ids.extract import html_ids, page_ids
-from spamflow_ids.networks import assemble, group_occurrences, page_occurrences
+from spamflow_ids.networks import AFFILIATE_KINDS, assemble, group_occurrences, id_kind, page_occurrences
 from spamflow_ids.params import IdsParams
 
 from conftest import shared_data
@@ -43,9 +44,9 @@ def _kinds(pages: list[list[str]]) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def trafilatura() -> list[tuple[str, str, list[str]]]:
-    """(host, file, HTML identifiers) of every page of the trafilatura evaluation set (their
-    links are not parsed: 990 pages through the parser take ~15 s; the link kinds are counted
-    on the other two sets)."""
+    """(host, url, identifiers) of every page of the trafilatura evaluation set: HTML and
+    link identifiers (pages of ``hard::`` entries have no URL: their file is their site and
+    only their HTML identifiers are read)."""
     folder = shared_data("html-trafilatura-eval")
     with open(folder / "index.tsv", encoding="utf-8") as fh:
         index = {(r["dir"], r["file"]): r for r in csv.DictReader(fh, delimiter="\t")}
@@ -54,36 +55,69 @@ def trafilatura() -> list[tuple[str, str, list[str]]]:
         row = index.get(tuple(name.split("/")[-2:]))
         if row is None:
             continue
-        host = row["host"] or row["file"]  # hard:: entries without a URL: their file is their site
-        out.append((host, row["file"], html_ids(body.decode("latin-1"))))
+        if row["host"]:
+            out.append((row["host"], row["url"], _ids(body, row["url"], row["host"])))
+        else:
+            out.append((row["file"], f"file:{row['file']}", html_ids(body.decode("latin-1"))))
     return out
+
+
+@pytest.fixture(scope="module")
+def article_benchmark() -> list[tuple[str, str, list[str]]]:
+    """(host, url, identifiers) of every page of the article-extraction benchmark."""
+    folder = shared_data("html-article-extraction-benchmark")
+    with open(folder / "index.tsv", encoding="utf-8") as fh:
+        urls = {r["id"]: (r["url"], r["host"]) for r in csv.DictReader(fh, delimiter="\t")}
+    out = []
+    for name, body in _members(folder / "html.tar"):
+        key = name.rsplit("/", 1)[-1].removesuffix(".html.gz")
+        if key in urls:
+            url, host = urls[key]
+            out.append((host, url, _ids(gzip.decompress(body), url, host)))
+    return out
+
+
+def _assemble(pages: list[tuple[str, str, list[str]]]):
+    """Host rows, networks and platform ids of ``pages`` as one snapshot (``max_domains`` 20)."""
+    pairs = [p for k, (host, url, ids) in enumerate(pages)
+             for p in page_occurrences("t", host, registered_domain(host), k, url, ids)]
+    records = group_occurrences(pairs, max_domains=20, max_examples=1)
+    host_pages: dict[tuple[str, str], tuple[str, int]] = {}
+    for host, _, _ in pages:
+        d, n = host_pages.get(("t", host), (registered_domain(host), 0))
+        host_pages[("t", host)] = (d, n + 1)
+    return (records, *assemble(records, host_pages))
 
 
 def test_counts_on_the_trafilatura_pages(trafilatura):
     assert len(trafilatura) == 990
     assert _kinds([ids for _, _, ids in trafilatura]) == {
-        "adsense": 135, "ga4": 53, "gtm": 329, "ua": 448}
+        "adsense": 135, "aff": 29, "ga4": 53, "gtm": 329, "path": 3, "short": 50, "ua": 448}
 
 
-def test_honest_publisher_families_share_analytics_ids_across_their_domains(trafilatura):
-    pairs = [p for host, file, ids in trafilatura
-             for p in page_occurrences("t", host, registered_domain(host), hash(file) & 0xFFFF, file, ids)]
-    records = group_occurrences(pairs, max_domains=20, max_examples=1)
-    host_pages: dict[tuple[str, str], tuple[str, int]] = {}
-    for host, _, _ in trafilatura:
-        d, n = host_pages.get(("t", host), (registered_domain(host), 0))
-        host_pages[("t", host)] = (d, n + 1)
-    _, networks, platform = assemble(records, host_pages)
-    assert platform == []  # no identifier is on more than 20 of these 1,032 pages' domains
+def test_honest_publisher_families_share_analytics_ids_but_no_honest_host_fires(trafilatura, article_benchmark):
+    """The honest sets as one crawl: their networks are media groups joined by analytics,
+    tag-manager and AdSense ids only; no affiliate id, affiliate path or shortlink is on two
+    registered domains, so no host fires (``affiliate_network_domains`` ≥ 2) while the
+    networks stay as features (``network_domains``)."""
+    records, rows, networks, platform = _assemble(trafilatura + article_benchmark)
+    assert platform == []  # no identifier is on more than 20 of these pages' domains
+    shared = Counter(id_kind(r["id"]) for r in records if r["domains"] >= 2)
+    assert dict(shared) == {"adsense": 7, "ga4": 1, "gtm": 13, "ua": 21}
+    linked = Counter(id_kind(r["id"]) for r in records if id_kind(r["id"]) in AFFILIATE_KINDS)
+    assert dict(linked) == {"aff": 42, "path": 3, "short": 138}  # each on one registered domain
     domains = [n["domains"] for n in networks]
     # one publisher's sites each: not spam, but operator networks all the same (docs/ids.md, "fired")
     assert ["cnet.de", "zdnet.de"] in domains
     assert ["brigitte.de", "stern.de"] in domains
     assert ["abc13.com", "abc7news.com"] in domains
-    assert max(len(d) for d in domains) <= 4
+    assert max(len(d) for d in domains) <= 5
+    assert len(networks) == 28 and all(id_kind(i) not in AFFILIATE_KINDS for n in networks for i in n["ids"])
+    assert sum(r["network_domains"] >= 2 for r in rows) == 82  # in an analytics/AdSense network: a feature
+    assert [r["host"] for r in rows if r["affiliate_network_domains"] >= 2] == []
 
 
-def test_counts_on_the_readability_and_article_benchmark_pages():
+def test_counts_on_the_readability_and_article_benchmark_pages(article_benchmark):
     folder = shared_data("html-mozilla-readability")
     found = []
     for name, body in _members(folder / "readability-test-pages.tar.xz"):
@@ -91,17 +125,9 @@ def test_counts_on_the_readability_and_article_benchmark_pages():
             found.append(_ids(body, "http://readability.test/", "readability.test"))
     assert len(found) == 130
     assert _kinds(found) == {"adsense": 11, "aff": 5, "ga4": 2, "gtm": 16, "short": 6, "ua": 32}
-    folder = shared_data("html-article-extraction-benchmark")
-    with open(folder / "index.tsv", encoding="utf-8") as fh:
-        urls = {r["id"]: (r["url"], r["host"]) for r in csv.DictReader(fh, delimiter="\t")}
-    found = []
-    for name, body in _members(folder / "html.tar"):
-        key = name.rsplit("/", 1)[-1].removesuffix(".html.gz")
-        if key in urls:
-            url, host = urls[key]
-            found.append(_ids(gzip.decompress(body), url, host))
-    assert len(found) == 181
-    assert _kinds(found) == {"adsense": 27, "aff": 10, "gtm": 53, "short": 17, "ua": 83}
+    assert len(article_benchmark) == 181
+    assert _kinds([ids for _, _, ids in article_benchmark]) == {
+        "adsense": 27, "aff": 10, "gtm": 53, "short": 17, "ua": 83}
 
 
 def test_the_real_doorway_kit_carries_one_ga4_id_and_two_shortlinks():

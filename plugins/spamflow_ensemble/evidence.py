@@ -21,14 +21,18 @@ FIRED: dict[str, Callable[[Mapping[str, float]], bool]] = {
     "quilt": lambda r: r.get("quilted_pages", 0) > 0,
     "hss": lambda r: r.get("largest_cluster_domains", 0) >= 3,
     "spin": lambda r: r.get("campaign_pages", 0) > 0,
+    "ids": lambda r: r.get("affiliate_network_domains", 0) >= 2,
 }
 """When a detector 'fired' for a host, read from its per-host table: quilted pages; an HSS
 cluster (one HTML template) spanning three or more registered domains (two are common
 among honest sites: a shared CMS theme); pages in a spin campaign (campaigns span at least
 spin's ``min_domains`` registered domains and hold no error or boilerplate-only page; being
 a promoted site is a feature, ``is_promoted``, not a firing: the campaign's links name it, it
-hosts no copy).  (Detectors not listed here are features only: links and content scores are
-not verdicts on their own.)  docs/fired.md lists every detector's rule."""
+hosts no copy); a network of shared link-borne operator ids (affiliate tracking ids,
+affiliate paths, shortlinks) spanning two or more registered domains (ids'
+``affiliate_network_domains``; networks joined only by analytics or AdSense ids, which honest
+media groups share, are features, ``network_domains``).  (Detectors not listed here are
+features only: links and content scores are not verdicts on their own.)  docs/fired.md lists every detector's rule."""
 
 MAX_LISTED = 5
 

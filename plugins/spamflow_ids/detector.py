@@ -28,6 +28,7 @@ HOST_SCHEMA = host_schema(
     pa.field("domains_sharing", pa.int64(), nullable=False),
     pa.field("network_hosts", pa.int64(), nullable=False),
     pa.field("network_domains", pa.int64(), nullable=False),
+    pa.field("affiliate_network_domains", pa.int64(), nullable=False),
     pa.field("platform_ids", pa.int64(), nullable=False),
     pa.field("network", pa.string()),
 )
@@ -118,15 +119,18 @@ def _jsonl(path: Path, rows: Iterator[dict[str, Any]] | list[dict[str, Any]]) ->
 
 class IdsDetector(Detector):
     name = "ids"
-    version = "1"
+    version = "2"  # 2: affiliate_network_domains, the firing rule
     description = ("Shared operator identifiers (affiliate ids, AdSense publishers, analytics and tag-manager ids, "
                    "shortlinks): networks of hosts on different registered domains that share one.")
     Params = IdsParams
     requires = ("parse",)
     uses_mapreduce = True  # engine: mapreduce, or auto on a cluster runner or above mapreduce_above_pages
     host_tables = (PerHostTable("hosts", (
-        HostFeature("network_domains", "registered domains in the host's network of shared operator ids "
-                    "(0: in none; fired: 2 or more)", evidence=True, above=1.0),
+        HostFeature("affiliate_network_domains", "registered domains in the host's network of shared link-borne "
+                    "ids: affiliate tracking ids, affiliate paths, shortlinks (0: in none; fired: 2 or more)",
+                    evidence=True, above=1.0),
+        HostFeature("network_domains", "registered domains in the host's network of shared operator ids of any "
+                    "kind, analytics and AdSense included (0: in none; a feature, not a firing)"),
         HostFeature("domains_sharing", "other registered domains sharing an operator id with the host"),
         HostFeature("shared_ids", "the host's operator ids also seen on another registered domain"),
         HostFeature("network_hosts", "hosts in the host's network (0: in none)"),
@@ -161,10 +165,11 @@ def write_outputs(outdir: Path, records: list[dict[str, Any]], host_pages: dict[
     pq.write_table(table, outdir / "hosts.parquet")
     _jsonl(outdir / "networks.jsonl", networks)
     _jsonl(outdir / "platform_ids.jsonl", platform)
-    fired = sum(1 for r in rows if r["network_domains"] >= 2)
+    fired = sum(1 for r in rows if r["affiliate_network_domains"] >= 2)
     counts = {"pages": n_pages, "hosts": len(rows), "warc_files_scanned": warc_files,
               "ids": sum(1 for r in records if not r["platform"]),
               "shared_ids": sum(1 for r in records if not r["platform"] and r["domains"] >= 2),
-              "platform_ids_dropped": len(platform), "networks": len(networks), "hosts_fired": fired}
+              "platform_ids_dropped": len(platform), "networks": len(networks),
+              "hosts_in_networks": sum(1 for r in rows if r["network_domains"] >= 2), "hosts_fired": fired}
     return StageResult(outputs={"hosts": "hosts.parquet", "networks": "networks.jsonl",
                                 "platform_ids": "platform_ids.jsonl"}, counts=counts)

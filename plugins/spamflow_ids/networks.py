@@ -17,7 +17,19 @@ Occurrence = tuple[str, str, int, str]
 """(host, registered domain, doc_id, url) of one page carrying an identifier."""
 
 HOST_COLUMNS = ("pages", "ids", "ids_per_page", "shared_ids", "domains_sharing", "network_hosts",
-                "network_domains", "platform_ids")
+                "network_domains", "affiliate_network_domains", "platform_ids")
+
+AFFILIATE_KINDS = ("aff", "path", "short")
+"""The identifier kinds a link carries (affiliate tracking ids, affiliate-program paths,
+shortlinks): the only ones that make a host fire. On the ~1,170 honest pages of the
+trafilatura and article-extraction sets every network is joined by analytics, tag-manager or
+AdSense ids (media groups) and no link-borne id is on two registered domains, while the
+affiliate networks of issue 35 are tied by them (docs/ids.md, "When a host fires")."""
+
+
+def id_kind(ident: str) -> str:
+    """``aff`` of ``aff:bta=40211``."""
+    return ident.partition(":")[0]
 
 
 def page_occurrences(snapshot: str, host: str, domain: str, doc_id: int, url: str,
@@ -74,7 +86,9 @@ def assemble(records: Iterable[dict[str, Any]], host_pages: dict[tuple[str, str]
 
     An identifier joins its hosts when it is on at least two registered domains and is not a
     platform's; a network is a connected component of hosts so joined (so it always spans
-    two or more registered domains)."""
+    two or more registered domains). A host's ``affiliate_network_domains`` counts the
+    registered domains of its component when only identifiers of :data:`AFFILIATE_KINDS` join
+    (0: in none): the firing rule, ``network_domains`` (any kind) stays a feature."""
     records = sorted(records, key=lambda r: (r["snapshot"], r["id"]))
     platform = [{"snapshot": r["snapshot"], "id": r["id"], "domains": r["domains"], "hosts": len(r["hosts"])}
                 for r in records if r["platform"]]
@@ -102,6 +116,20 @@ def assemble(records: Iterable[dict[str, Any]], host_pages: dict[tuple[str, str]
             own = r["hosts"][host]["domain"]
             sharing_domains[key].update(e["domain"] for e in r["hosts"].values() if e["domain"] != own)
             uf.union(hosts[0], host)
+    affiliate: dict[str, _UnionFind] = defaultdict(_UnionFind)  # the same, joined by link-borne ids only
+    for r in joining:
+        if id_kind(r["id"]) in AFFILIATE_KINDS:
+            hosts = list(r["hosts"])
+            for host in hosts:
+                affiliate[r["snapshot"]].union(hosts[0], host)
+    affiliate_domains: dict[tuple[str, str], int] = {}
+    for snapshot in sorted(affiliate):
+        auf = affiliate[snapshot]
+        components: dict[str, set[str]] = defaultdict(set)
+        for host in sorted(auf.parent):
+            components[auf.find(host)].add(host_pages.get((snapshot, host), ("", 0))[0] or host)
+        for host in auf.parent:
+            affiliate_domains[(snapshot, host)] = len(components[auf.find(host)])
     networks: list[dict[str, Any]] = []
     member: dict[tuple[str, str], dict[str, Any]] = {}
     for snapshot in sorted(by_snapshot):
@@ -138,6 +166,7 @@ def assemble(records: Iterable[dict[str, Any]], host_pages: dict[tuple[str, str]
                      "domains_sharing": len(sharing_domains[key]),
                      "network_hosts": len(mine["hosts"]) if mine else 0,
                      "network_domains": len(mine["domains"]) if mine else 0,
+                     "affiliate_network_domains": affiliate_domains.get(key, 0),
                      "platform_ids": n_platform[key], "network": mine["network"] if mine else None})
     return rows, networks, platform
 

@@ -65,8 +65,9 @@ def spamflow_report_evidence(stage: str, record: dict[str, Any], max_items: int)
 def spamflow_report_host_columns(stage: str) -> HostColumns | None:
     if stage != STAGE:
         return None
-    return HostColumns(("network_domains", "domains_sharing", "ids_per_page"),
-                       FiredRule("network_domains", 1, "in a network of 2+ registered domains sharing an operator id"))
+    return HostColumns(("affiliate_network_domains", "network_domains", "domains_sharing"),
+                       FiredRule("affiliate_network_domains", 1,
+                                 "in a network of 2+ registered domains sharing an affiliate id or shortlink"))
 
 
 @hookimpl
@@ -80,7 +81,9 @@ def spamflow_report_section(stage: str, record: dict[str, Any], evidence: Eviden
     counts = record.get("counts", {})
     intro = (f"<p>{counts.get('ids', 0)} operator identifiers on {counts.get('pages', 0)} pages, "
              f"{counts.get('shared_ids', 0)} of them on two or more registered domains; "
-             f"{counts.get('networks', 0)} networks, {counts.get('hosts_fired', 0)} hosts fired.</p>")
+             f"{counts.get('networks', 0)} networks ({counts.get('hosts_in_networks', 0)} hosts); "
+             f"{counts.get('hosts_fired', 0)} hosts fired (a network joined by affiliate ids or shortlinks, not "
+             "by analytics or AdSense ids alone).</p>")
     html = evidence_list(evidence.items, evidence.hidden, "networks") if evidence and evidence.items else \
         "<p>No network found.</p>"
     platform_path = record["outputs"].get("platform_ids")
