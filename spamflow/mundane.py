@@ -38,7 +38,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from spamflow.article import article_words
+from spamflow.detector import DetectorParams
 from spamflow.words import words as split_words
 
 HTTP_ERROR = "http_error"
@@ -97,3 +100,22 @@ def page_reason(rules: Rules, status: int | None, title: str | None, words: Sequ
     if rules.exclude_error_pages and status is not None and status >= 400:
         return HTTP_ERROR
     return rules.reason(status, title, article_words(words, anchors)[0])
+
+
+class ErrorPageParams(DetectorParams):
+    """The parameters of the error-page rule, for a detector whose groups (clusters,
+    campaigns) error pages must not form or join: spin's and HSS's params derive from it."""
+
+    exclude_error_pages: bool = Field(True, description=(
+        "not in the papers: pages with an HTTP status of 400 or more, and soft 404s (see soft_404_max_words), "
+        "never form or join a group (a campaign, a template cluster: a web server's default error page is one "
+        "template on many domains); they are counted. false: the paper's behaviour (spamflow/mundane.py)"))
+    soft_404_max_words: int = Field(100, ge=0, description=(
+        "a page with at most this many article words (its words without link anchors) whose title or article "
+        "text contains one of soft_404_phrases (as whole words) is a soft 404 (an error page served with a "
+        "2xx/3xx status)"))
+    soft_404_phrases: list[str] = Field(["not found", "404", "error", "not be found", "does not exist"],
+                                        description=(
+        "phrases that make a tiny page a soft 404, matched as word sequences after the page table's word "
+        "splitting (lower case, punctuation breaks words): 'not found' matches 'Page Not Found!' but "
+        "'error' does not match 'errors' or 'terror'"))

@@ -7,11 +7,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from spamflow.detector import DetectorParams
 from spamflow.mr import Engine
+from spamflow.mundane import ErrorPageParams
 
 
-class HSSParams(DetectorParams):
+class HSSParams(ErrorPageParams):
     n: int = Field(32, ge=1, description="characters per n-gram of the HTML noise (section 3.2)")
     m: int = Field(128, ge=1, le=4096, description="fingerprint dimensions (section 3.3)")
     k: int = Field(1, ge=1, description="dimensions per probe key (section 3.4)")
@@ -37,16 +37,6 @@ class HSSParams(DetectorParams):
         "and last N n-grams, where a template is, and not a huge content block between them (pages with at most "
         "2N n-grams are fingerprinted whole).  Joins a site's giant listing pages to their template, but also "
         "unrelated modern pages that share third-party boilerplate in their head; measured in docs/hss.md"))
-    exclude_error_pages: bool = Field(True, description=(
-        "not in the paper: pages with an HTTP status of 400 or more, and soft 404s (see soft_404_max_words), "
-        "never join a cluster (a web server's default error page is one template on many domains); they are "
-        "fingerprinted, left out of the null sample of t: auto, and counted (error_pages_http_error, "
-        "error_pages_soft_404). false: the paper's behaviour (spamflow/mundane.py)"))
-    soft_404_max_words: int = Field(100, ge=0, description=(
-        "a page with at most this many article words (its words without link anchors) whose title or article "
-        "text contains one of soft_404_phrases (as whole words) is a soft 404; as spin's"))
-    soft_404_phrases: list[str] = Field(["not found", "404", "error", "not be found", "does not exist"],
-                                        description="phrases that make a tiny page a soft 404 (as spin's)")
     seed: int = Field(0, ge=0, description="seed of the m orderings sigma_i and of the probe subsets")
     max_representatives: int = Field(64, ge=1, description=(
         "most representatives one bucket is checked against per probe (quasi-transitivity, section 3.4.1); "

@@ -8,8 +8,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from spamflow.detector import DetectorParams
 from spamflow.mr import Engine
+from spamflow.mundane import ErrorPageParams
 
 PACKAGE_PREFIX = "package:"
 
@@ -27,7 +27,7 @@ def resolve_dictionary_path(entry: str, base_dir: Path | None) -> Path:
     return path if path.is_absolute() or base_dir is None else (base_dir / path).resolve()
 
 
-class SpinParams(DetectorParams):
+class SpinParams(ErrorPageParams):
     dictionary: list[str] = Field(min_length=1, description=(
         "synonym dictionary files in the spinners' 'head|syn|syn' format, merged; relative paths are "
         "relative to the config file, 'package:PKG/PATH' names a file shipped in a Python package"))
@@ -53,17 +53,6 @@ class SpinParams(DetectorParams):
         "and a promoted site must be linked from copies on at least this many registered domains (DSpin's "
         "campaigns promote sites across many; one site's duplicate pages are not a campaign). Clusters "
         "below it are dropped and counted. 1: every cluster is a campaign (the paper's behaviour)"))
-    exclude_error_pages: bool = Field(True, description=(
-        "pages with an HTTP status of 400 or more, and soft 404s (see soft_404_max_words), never form or "
-        "join a campaign; they are counted. false: the paper's behaviour"))
-    soft_404_max_words: int = Field(100, ge=0, description=(
-        "a page with at most this many article words whose title or article text contains one of "
-        "soft_404_phrases (as whole words) is a soft 404 (an error page served with a 2xx/3xx status)"))
-    soft_404_phrases: list[str] = Field(["not found", "404", "error", "not be found", "does not exist"],
-                                        description=(
-        "phrases that make a tiny page a soft 404, matched as word sequences after the page table's word "
-        "splitting (lower case, punctuation breaks words): 'not found' matches 'Page Not Found!' but "
-        "'error' does not match 'errors' or 'terror'"))
     min_article_words: int = Field(30, ge=0, description=(
         "a page with fewer article words (its words without its link anchors: what DSpin compares) is "
         "boilerplate only and never forms or joins a campaign; counted. 0: the paper's behaviour"))
