@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import shutil
@@ -59,14 +60,19 @@ def shared_data(*parts: str) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_once(tmp_path_factory) -> dict:
-    """One `spamflow demo` run shared by the detectors' demo tests, which only read its
-    outputs (each used to run the whole DAG again): ``{"workdir", "manifest"}``, the
-    manifest as run.json was right after the demo."""
-    workdir = tmp_path_factory.mktemp("demo-once") / "demo"
-    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir), "--no-progress"],
-                         capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text())}
+    """One `spamflow demo` run, through a real luigid, shared by the detectors' demo tests,
+    which only read its outputs (each used to run the whole DAG again): ``{"workdir",
+    "manifest", "luigid_done"}``, the manifest as run.json was right after the demo and the
+    tasks luigid listed as DONE then."""
+    base = tmp_path_factory.mktemp("demo-once")
+    workdir = base / "demo"
+    with running_luigid(base) as port:
+        out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir),
+                              "--no-progress", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)],
+                             capture_output=True, text=True, timeout=900)
+        assert out.returncode == 0, out.stdout + out.stderr
+        done = luigid_tasks(port, "DONE")
+    return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text()), "luigid_done": done}
 
 
 @pytest.fixture(scope="session")
@@ -142,10 +148,17 @@ def _free_port() -> int:
 
 @pytest.fixture
 def luigid(tmp_path):
+    with running_luigid(tmp_path) as port:
+        yield port
+
+
+@contextlib.contextmanager
+def running_luigid(folder: Path):
+    """A real luigid on 127.0.0.1 (its state and logs in ``folder``): its port."""
     port = _free_port()
     exe = Path(sys.executable).parent / "luigid"
     proc = subprocess.Popen([str(exe), "--address", "127.0.0.1", "--port", str(port),
-                             "--state-path", str(tmp_path / "luigi-state.pickle"), "--logdir", str(tmp_path)],
+                             "--state-path", str(folder / "luigi-state.pickle"), "--logdir", str(folder)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -157,9 +170,11 @@ def luigid(tmp_path):
     else:
         proc.kill()
         pytest.fail("luigid did not start on 127.0.0.1")
-    yield port
-    proc.terminate()
-    proc.wait(timeout=10)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def luigid_tasks(port: int, status: str) -> dict:

@@ -12,12 +12,9 @@ from urllib.parse import urlsplit
 
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from spamflow.cli import demo_config_path
-
-from conftest import luigid_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,10 +101,9 @@ def test_demo_config_is_the_shipped_one():
     assert (ROOT / "configs" / "demo.yaml").read_text() == demo_config_path().read_text()
 
 
-@pytest.mark.slow
-def test_demo_through_a_real_luigid(tmp_path, luigid):
-    manifest = _demo(tmp_path / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid))
-    assert manifest["status"] == "success"
-    done = luigid_tasks(luigid, "DONE")
+def test_demo_through_a_real_luigid(demo_once):
+    """The shared demo run (conftest) goes through a real luigid: every stage is a DONE task there."""
+    assert demo_once["manifest"]["status"] == "success"
+    done = demo_once["luigid_done"]
     assert sorted(t["params"]["stage"] for t in done.values()) == ["classify", "content", "crawl", "demo", "hss", "ingest", "links",
                                                                      "obvious", "parse", "quilt", "report", "spin"]
