@@ -27,20 +27,39 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 DEMO_FIXTURES = frozenset({"demo_once", "demo_no_crawl_once"})
 END_TO_END_FIXTURES = DEMO_FIXTURES | {"luigid", "s3"}
-"""Fixtures that start the whole demo run, a luigid or an S3 server: a test using one is
+"""Fixtures that start a whole demo run, a luigid or an S3 server: a test using one is
 ``slow`` (left out of the quick tier, ``-m "not slow"``) without saying so itself."""
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist (``-n auto --dist loadgroup``, the default in pyproject.toml): every
-    test that reads a shared demo run goes to one worker, so each demo runs once; the other
-    tests of a module stay together, so a module-scoped fixture is built once.  Tests using an
-    end-to-end fixture are marked ``slow``."""
+    """Tests using an end-to-end fixture are marked ``slow``."""
     for item in items:
-        group = "demo" if DEMO_FIXTURES & set(item.fixturenames) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
         if END_TO_END_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+
+
+def demo_test_files() -> frozenset[str]:
+    """The test modules that use a shared demo run (they name its fixture)."""
+    return frozenset(path.name for path in Path(__file__).parent.glob("test_*.py")
+                     if any(name in path.read_text(encoding="utf-8") for name in DEMO_FIXTURES))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist (``-n auto``, the default in pyproject.toml) sends a module's tests to one
+    worker, so a module-scoped fixture is built once, and every module using a shared demo run
+    to the same worker, so each demo runs once.  (Its own ``--dist loadgroup`` does this with
+    marks, but silently stops grouping on pytest >= 9.2: pytest-dev/pytest-xdist#1386.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    demo_files = demo_test_files()
+
+    class ModulesAndTheDemo(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "demo" if Path(module).name in demo_files else module
+
+    return ModulesAndTheDemo(config, log)
 
 
 @pytest.fixture
