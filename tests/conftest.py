@@ -38,26 +38,41 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-def demo_test_files() -> frozenset[str]:
-    """The test modules that use a shared demo run (they name its fixture)."""
-    return frozenset(path.name for path in Path(__file__).parent.glob("test_*.py")
-                     if any(name in path.read_text(encoding="utf-8") for name in DEMO_FIXTURES))
+def demo_tests() -> frozenset[tuple[str, str]]:
+    """(module file name, test function) of every test that uses a shared demo run, directly
+    or through a fixture of its module, read from the test files' source (the scheduler
+    below sees only node ids)."""
+    import ast
+
+    found = set()
+    for path in Path(__file__).parent.glob("test_*.py"):
+        functions = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.FunctionDef)]
+        uses = {f.name: {a.arg for a in f.args.args} for f in functions}
+        demo = set(DEMO_FIXTURES)
+        while True:  # module fixtures made from a demo fixture, and fixtures made from those
+            more = {name for name, args in uses.items() if args & demo} - demo
+            if not more:
+                break
+            demo |= more
+        found |= {(path.name, name) for name in demo if name.startswith("test_")}
+    return frozenset(found)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist (``-n auto``, the default in pyproject.toml) sends a module's tests to one
-    worker, so a module-scoped fixture is built once, and every module using a shared demo run
+    worker, so a module-scoped fixture is built once, and every test using a shared demo run
     to the same worker, so each demo runs once.  (Its own ``--dist loadgroup`` does this with
     marks, but silently stops grouping on pytest >= 9.2: pytest-dev/pytest-xdist#1386.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    demo_files = demo_test_files()
+    demo = demo_tests()
 
     class ModulesAndTheDemo(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "demo" if Path(module).name in demo_files else module
+            module, _, rest = nodeid.partition("::")
+            return "demo" if (Path(module).name, rest.split("[")[0]) in demo else module
 
     return ModulesAndTheDemo(config, log)
 
