@@ -131,6 +131,7 @@ def _real_pages(archive: str, members: dict[str, str]) -> list[tuple[str, str, s
     ("html-mozilla-readability/readability-test-pages.tar.xz", _READABILITY),
     ("html-trafilatura-eval/trafilatura-tests-html.tar.xz", _TRAFILATURA),
 ], ids=["readability", "trafilatura"])
+@pytest.mark.slow
 def test_real_pages_in_their_legacy_encoding_without_a_declaration(archive, members):
     for name, codec, html in _real_pages(archive, members):
         html = _META_CHARSET.sub("", html)

@@ -141,6 +141,7 @@ def _small_model(tmp_path: Path):
     return bundle, X
 
 
+@pytest.mark.slow
 def test_saved_model_reloads_and_scores_identically(tmp_path):
     bundle, X = _small_model(tmp_path)
     path = save_model(tmp_path / "m.skops", bundle)

@@ -48,6 +48,7 @@ def model(tmp_path_factory) -> tuple[dict, Path, np.ndarray]:
     return bundle, save_model(tmp_path_factory.mktemp("model") / "model.skops", bundle), held_out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["inline", "local"])
 def test_the_job_scores_as_the_trained_ensemble_does(model, tmp_path, runner):
     bundle, path, X = model

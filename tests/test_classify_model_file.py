@@ -75,6 +75,7 @@ def _trees_in_file(path: Path) -> int:
     return walk(schema)
 
 
+@pytest.mark.slow
 def test_file_holds_only_the_chosen_models_compressed(bundle, tmp_path):
     es = bundle["estimator"]
     chosen = [i for i, w in enumerate(es.weights_) if w > 0]
@@ -95,6 +96,7 @@ def test_file_holds_only_the_chosen_models_compressed(bundle, tmp_path):
     assert set(es.best_scores(np.zeros((2, 4)), "family"))  # the trained ensemble still has them
 
 
+@pytest.mark.slow
 def test_saved_scores_equal_the_ensemble_in_memory(bundle, tmp_path):
     _, _, X_new = _table()
     es = bundle["estimator"]
@@ -107,6 +109,7 @@ def test_saved_scores_equal_the_ensemble_in_memory(bundle, tmp_path):
     assert not hasattr(es, "scoring_only_")  # saving did not slim the trained ensemble
 
 
+@pytest.mark.slow
 def test_a_compressed_ensemble_saves_its_mimic_only(tmp_path):
     table, y, X_new = _table(seed=3)
     bundle = train(table, y, None, EnsembleSelection(n_folds=3, n_bags=2, n_iterations=5, compress=1))
@@ -142,6 +145,7 @@ def test_version_1_files_still_load(bundle, tmp_path):
         load_model(tmp_path / "v99.skops")
 
 
+@pytest.mark.slow
 def test_pickles_and_forged_types_are_refused(bundle, tmp_path):
     pickled = tmp_path / "pickled.skops"
     pickled.write_bytes(pickle.dumps(bundle))

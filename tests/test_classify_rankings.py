@@ -253,6 +253,7 @@ def test_train_score_evaluate_with_rankings_labels(tmp_path):
     assert ev["rankings"]["rule"].startswith("host spam when the median percentile")
 
 
+@pytest.mark.slow
 def test_commands_refuse_labels_with_rankings_and_rankings_without_a_map(tmp_path):
     pq.write_table(pa.table({"host": ["a.com", "b.com"], "f": [1.0, 2.0]}), tmp_path / "t.parquet")
     (tmp_path / "ranks.txt").write_text(f"1 {ID(1)}\n")

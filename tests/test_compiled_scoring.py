@@ -40,6 +40,7 @@ def _kind(compiled) -> str:
         "trees" if compiled.trees else "bayes" if compiled.bayes else "stumps"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", [0, 8])
 def test_every_kept_model_scores_as_scikit_learn_does(bins):
     X, y, Xt = _data()

@@ -147,6 +147,7 @@ def test_engines_give_the_same_outputs_on_the_demo(runner, demo_pages, in_memory
     assert_runs_equal(mem_out, out, mem, result)
 
 
+@pytest.mark.slow
 def test_corpus_job_counts_like_a_count_by_hand(demo_pages, on_inline):
     """Job 1's word counts and term postings against Python counters over the sampled pages."""
     out, _ = on_inline
@@ -292,6 +293,7 @@ def test_spark_local_mode_equals_in_memory(tmp_path, monkeypatch):
     assert_runs_equal(tmp_path / "m", tmp_path / "s", mem, mr)
 
 
+@pytest.mark.slow
 def test_hadoop_streaming_processes_give_the_jobs_outputs(tmp_path):
     """Each phase a separate process with sorted input (mapper | sort | combiner | sort |
     reducer), as Hadoop streaming runs the jobs: the same lines as the driver's run."""

@@ -21,6 +21,7 @@ ARCHIVE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "html
     "readability-test-pages.tar.xz"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ARCHIVE.exists(), reason=f"real pages not present: {ARCHIVE} (see ../shared/data/README.md)")
 def test_real_pages_are_stored_byte_for_byte(tmp_path):
     pages: dict[str, bytes] = {}

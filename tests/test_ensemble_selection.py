@@ -101,6 +101,7 @@ def test_library_families_and_paper_grid():
         build_library("huge", 10)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_real_library_with_missing_values_and_groups():
     rng = np.random.default_rng(0)
     n = 240

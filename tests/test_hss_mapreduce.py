@@ -184,6 +184,7 @@ def test_the_demo_clusters_are_the_ones_the_demo_run_wrote(demo_once, tmp_path):
     assert summary["snapshots"] == json.loads(Path(hss["outputs"]["summary"]).read_text())["snapshots"]
 
 
+@pytest.mark.slow
 def test_real_pages_cluster_the_same(tmp_path):
     import hss_real_pages
 

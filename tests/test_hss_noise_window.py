@@ -56,6 +56,7 @@ def test_window_zero_is_the_paper_and_a_negative_window_is_refused():
     assert HSSParams().noise_window == 0
 
 
+@pytest.mark.slow
 def test_a_page_with_a_huge_content_block_joins_its_template_only_with_a_window():
     """Two pages of one template (5,000 noise characters before the content, 5,000 after)
     around unrelated 40,000-character content blocks.  Whole-noise n-gram sets: Jaccard

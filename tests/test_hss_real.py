@@ -49,6 +49,7 @@ def _by_site(pages) -> dict[str, list[int]]:
     return sites
 
 
+@pytest.mark.slow
 def test_sim_b_estimates_the_exact_resemblance_of_the_ngram_sets(corpus):
     """Per dimension, the two minima agree with probability |A n B n C_i| / |(A u B) n C_i|,
     so Sim_b estimates the Jaccard resemblance J of the n-gram sets, with binomial standard
@@ -166,6 +167,7 @@ def test_data_gov_uk_clusters_by_the_software_that_made_the_page(with_template_s
           f"CKAN {_recall(labels, ckan):.2f}")
 
 
+@pytest.mark.slow
 def test_noise_window_joins_a_giant_listing_page_to_its_template(with_template_sites):
     """data.gov.uk's /data/site-usage is a 780 KB CKAN page, a statistics table between the
     CKAN header and footer: 32,698 distinct n-grams, 4,000-8,000 for its 6 siblings.  Over

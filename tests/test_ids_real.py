@@ -89,6 +89,7 @@ def _assemble(pages: list[tuple[str, str, list[str]]]):
     return (records, *assemble(records, host_pages))
 
 
+@pytest.mark.slow
 def test_counts_on_the_trafilatura_pages(trafilatura):
     assert len(trafilatura) == 990
     assert _kinds([ids for _, _, ids in trafilatura]) == {

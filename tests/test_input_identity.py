@@ -248,6 +248,7 @@ def _stages(project: Path) -> dict[str, dict[str, Any]]:
     return stages
 
 
+@pytest.mark.slow
 def test_spamflow_run_redoes_only_the_stages_whose_files_changed(tmp_path):
     """A real run from another directory: labels and query terms resolve against the config;
     touching them redoes nothing; editing the labels redoes classify alone, editing the query

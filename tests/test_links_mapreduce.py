@@ -91,6 +91,7 @@ def assert_same_graphs(got, want) -> None:
         assert g.uncrawled.equals(w.uncrawled) and g.uncrawled.num_rows > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("nofollow", [True, False])
 def test_edges_job_builds_the_graphs_load_graphs_builds(tmp_path, runner, nofollow):
@@ -134,6 +135,7 @@ def l1(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(np.asarray(a) - np.asarray(b)).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("counts", [False, True])
 def test_ranks_equal_the_in_memory_walk_inline(tmp_path, counts):
     a = random_graph(80, 320, seed=7, counts=counts)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import lxml.html
 import pyarrow.dataset as ds
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from conftest import shared_data
@@ -49,6 +50,7 @@ def _warcio_pages(path) -> list[dict[str, object]]:
     return pages
 
 
+@pytest.mark.slow
 def test_spamflow_run_on_common_crawl_and_clueweb09_files(tmp_path):
     common_crawl = shared_data("warc-samples", "cc-main-2020-34-excerpt.warc.gz")
     clueweb = shared_data("warc-samples", "clueweb09-ja-quirk.warc.gz")
