@@ -99,14 +99,10 @@ def demo_once(tmp_path_factory) -> dict:
     "manifest", "luigid_done"}``, the manifest as run.json was right after the demo and the
     tasks luigid listed as DONE then."""
     base = tmp_path_factory.mktemp("demo-once")
-    workdir = base / "demo"
     with running_luigid(base) as port:
-        out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir),
-                              "--no-progress", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)],
-                             capture_output=True, text=True, timeout=900)
-        assert out.returncode == 0, out.stdout + out.stderr
+        manifest = _run_demo(base / "demo", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port))
         done = luigid_tasks(port, "DONE")
-    return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text()), "luigid_done": done}
+    return {"workdir": base / "demo", "manifest": manifest, "luigid_done": done}
 
 
 @pytest.fixture(scope="session")
@@ -117,11 +113,16 @@ def demo_no_crawl_once(tmp_path_factory) -> dict:
     caches nothing there)."""
     base = tmp_path_factory.mktemp("demo-no-crawl")
     workdir, cache = base / "no-crawl", base / "cache"
-    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--no-crawl", "--workdir", str(workdir),
-                          "--no-progress"], capture_output=True, text=True, timeout=900,
-                         env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    manifest = _run_demo(workdir, "--no-crawl", env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    return {"workdir": workdir, "manifest": manifest, "cache": cache}
+
+
+def _run_demo(workdir: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
+    """``spamflow demo --workdir workdir *extra``, which must succeed: its run.json."""
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "demo", "--workdir", str(workdir), "--no-progress",
+                          *extra], capture_output=True, text=True, timeout=900, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
-    return {"workdir": workdir, "manifest": json.loads((workdir / "run.json").read_text()), "cache": cache}
+    return json.loads((workdir / "run.json").read_text())
 
 
 def assert_close(a, b, atol: float = 1e-12, where: str = "") -> None:

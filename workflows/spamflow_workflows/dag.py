@@ -51,10 +51,10 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
         check_scheduler(scheduler_host, scheduler_port)
     config.claim_workdir()  # a non-empty folder spamflow did not create is refused (unless workdir_force)
     plan = plan_run(config, plugins)
-    size = planned_input_bytes(plan)
     if settings.runner == "auto":
+        size = planned_input_bytes(plan)
         settings = resolve_runner(settings, size)
-        known = "unknown before the crawl" if size is None else f"{size:,} bytes"
+        known = "unknown before the run" if size is None else f"{size:,} bytes"
         print(f"mapreduce.runner auto: {settings.runner} (WARC input {known}; inline up to "
               f"{settings.inline_below:,})", file=sys.stderr)
     started = time.time()
