@@ -49,6 +49,7 @@ import re
 import sys
 import tarfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,9 +267,11 @@ def network_skeletons(rng: random.Random, count: int) -> list[tuple[str, str, st
 
 # ------------------------------------------------------------------------------------------------- the corpus
 def build_corpus(out: Path, seed: int = 0, kit_pages: int | None = None, pages_per_family: int = 24,
-                 family_domains: int = 4, network: int = 12, honest_limit: int | None = None) -> dict[str, Any]:
+                 family_domains: int = 4, network: int = 12, honest_limit: int | None = None,
+                 max_pages_per_host: int | None = None) -> dict[str, Any]:
     """Write ``out/corpus/real-spam.warc.gz``, ``out/labels.csv`` and ``out/truth.json``; return
-    the truth (host -> label, kind, family) with page counts."""
+    the truth (host -> label, kind, family) with page counts.  ``max_pages_per_host`` keeps each
+    host's first pages only (1: every host one page, so host size separates nothing)."""
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
@@ -280,10 +283,11 @@ def build_corpus(out: Path, seed: int = 0, kit_pages: int | None = None, pages_p
            for p in (dwf.kit_pages() if kit_pages is None else dwf.kit_pages()[::max(1, 800 // kit_pages)][:kit_pages])]
     families = family_pages(rng, pages_per_family, family_domains, seed, taken) if pages_per_family else []
     net = network_pages(rng, skeletons, network, taken) if network else []
-    pages, seen = [], set()
+    pages, seen, per_host = [], set(), Counter[str]()
     for p in [*kit, *families, *net, *honest]:
-        if p.url not in seen:  # a URL in two corpora is crawled once
-            seen.add(p.url)
+        if p.url not in seen and (max_pages_per_host is None or per_host[p.host] < max_pages_per_host):
+            seen.add(p.url)  # a URL in two corpora is crawled once
+            per_host[p.host] += 1
             pages.append(p)
     truth: dict[str, dict[str, Any]] = {}
     for p in pages:
@@ -497,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family-domains", type=int, default=4)
     ap.add_argument("--network", type=int, default=12)
     ap.add_argument("--honest-limit", type=int, help="at most this many pages of each honest corpus")
+    ap.add_argument("--max-pages-per-host", type=int,
+                    help="keep each host's first N pages (1: host size carries no signal; default all)")
     ap.add_argument("--variants", nargs="+", default=["all", "content-lean", "no-content"],
                     choices=["all", "content-lean", "no-content", "no-content-obvious"])
     ap.add_argument("--jobs", type=int, default=1, help="processes for the ensemble's model fits")
@@ -510,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     args.out.mkdir(parents=True, exist_ok=True)
     truth = build_corpus(args.out, args.seed, args.kit_pages, args.pages_per_family, args.family_domains,
-                         args.network, args.honest_limit)
+                         args.network, args.honest_limit, args.max_pages_per_host)
     times["build corpus"] = time.time() - t0
     kinds: dict[str, list[int]] = {}
     for t in truth.values():
