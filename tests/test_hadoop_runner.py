@@ -1,0 +1,261 @@
+"""Every MapReduce job of every detector on mrjob's own ``hadoop`` runner (``-r hadoop``),
+against a stand-in ``hadoop`` command (``tests/hadoop_standin.py``) whose streaming steps
+are run by the strict emulation of ``tests/hadoop_streaming.py``: several map tasks over
+input splits, several hash-partitioned reducers, a key-only sort with values in a seeded
+random order, the combiner run 0, 1 or 2 times, each task in a clean directory with only
+the shipped files and a Python that sees no source tree (a job's modules come from its
+``--py-files`` zip).  So mrjob's command lines, its file shipping (``-files``) and its
+output collection (``hadoop fs -cat``) are what runs.  Each result is compared with the
+in-memory engine or the brute-force reference.
+
+Not Hadoop: no JVM, no YARN, no HDFS daemon, no task retries or speculative attempts."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import hadoop_node
+import numpy as np
+import pyarrow.dataset as ds
+import pytest
+from hadoop_streaming import partition, read_lines, shuffled_sort, text_hash
+
+pytestmark = pytest.mark.slow  # every job is a dozen Python processes
+
+
+@pytest.fixture(scope="module")
+def hadoop(tmp_path_factory):
+    """The stand-in Hadoop installation, its environment set for the module's tests."""
+    root = tmp_path_factory.mktemp("hadoop")
+    env = hadoop_node.install(root)
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        mp.delenv("PYTHONPATH", raising=False)  # nothing of the source tree reaches a task
+        yield root
+
+
+def _calls(root: Path) -> list[dict]:
+    log = root / "hadoop-calls.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _steps_since(root: Path, before: int) -> list[dict]:
+    return [c for c in _calls(root)[before:] if "jar" in c]
+
+
+def _job_files(steps: list[dict]) -> set[str]:
+    """The job scripts the streaming steps ran (``... python3 mr_x.py --step-num=...``)."""
+    return {word for s in steps for opt in ("-mapper", "-reducer") if opt in s["args"]
+            for word in s["args"][s["args"].index(opt) + 1].split() if word.endswith(".py")}
+
+
+# --- the emulation itself -----------------------------------------------------------------
+
+
+def test_text_hash_is_javas():
+    """``WritableComparator.hashBytes``: h = 1, then h = 31 h + byte (signed), in 32 bits."""
+    assert text_hash(b"") == 1
+    assert text_hash(b"a") == 31 + 97
+    assert text_hash(b"ab") == 31 * (31 + 97) + 98
+    assert text_hash(b"\xff") == 31 - 1  # a signed byte
+    assert text_hash(b"x" * 20) == _java_int(sum(120 * 31 ** i for i in range(20)) + 31 ** 20)
+    assert partition(b"a", 3) == 128 % 3
+
+
+def _java_int(n: int) -> int:
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n & 0x80000000 else n
+
+
+def test_lines_end_as_hadoops_line_reader_ends_them():
+    assert read_lines(b"a\nb\r\nc\rd") == [(0, b"a"), (2, b"b"), (5, b"c"), (7, b"d")]
+
+
+def test_the_sort_is_by_key_only_and_values_come_shuffled():
+    records = [(b"k", b"%d" % i) for i in range(20)] + [(b"j", b"0")]
+    got = shuffled_sort(records, random.Random(0))
+    assert [k for k, _ in got] == [b"j"] + [b"k"] * 20
+    assert sorted(v for k, v in got if k == b"k") == sorted(v for k, v in records if k == b"k")
+    assert [v for k, v in got if k == b"k"] != [v for k, v in records if k == b"k"]
+
+
+# --- quilt ----------------------------------------------------------------------------------
+
+
+def test_quilt_jobs(hadoop):
+    from spamflow_quilt.detector import find_quilts
+    from test_quilt import _shingles, random_corpus
+    from test_quilt_runners import PARAMS, _expected
+
+    before = len(_calls(hadoop))
+    pages = random_corpus(12, n=30)
+    work = hadoop / "quilt"
+    work.mkdir()
+    found = find_quilts(_shingles(pages, PARAMS.k, work / "shingles.tsv"), work, PARAMS, "hadoop", ())
+    expected = _expected(pages)
+    assert expected and [(d, c["sources"]) for d, c in found] == expected
+    steps = _steps_since(hadoop, before)
+    assert len(steps) == 4  # gram df, patch fraction, the cover's two steps
+    assert all(s["trace"]["map_tasks"] >= 2 and s["trace"]["reduce_tasks"] == 2 for s in steps)
+    df = steps[0]
+    assert "-combiner" in df["args"] and df["trace"]["combiner_runs"]
+    files = df["args"][df["args"].index("-files") + 1].split(",")
+    assert sorted(f.rsplit("#", 1)[1] for f in files) == ["mr_gram_df.py", "mrjob.zip", "setup-wrapper.sh",
+                                                           "spamflow_quilt.zip"]
+    assert df["args"][df["args"].index("-mapper") + 1].startswith("/bin/sh -ex setup-wrapper.sh python3 mr_gram_df.py")
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+def test_content_jobs(hadoop, tmp_path):
+    from test_content_mapreduce import assert_runs_equal, run_content, small_pages
+
+    from spamflow_content.params import ContentParams
+
+    pages = small_pages(tmp_path / "pages")
+    params = ContentParams(min_df=0.0, max_df=1.0)
+    before = len(_calls(hadoop))
+    mem = run_content(pages, tmp_path / "m", params, None)
+    mr = run_content(pages, tmp_path / "h", params, "hadoop")
+    assert_runs_equal(tmp_path / "m", tmp_path / "h", mem, mr)
+    steps = _steps_since(hadoop, before)
+    assert len(steps) == 3 and any(s["trace"]["combiner_runs"] for s in steps)
+    shipped = steps[0]["args"][steps[0]["args"].index("-files") + 1]
+    assert "#sample.parquet" in shipped  # the job's file argument, shipped
+
+
+# --- spin ------------------------------------------------------------------------------------
+
+
+def test_spin_jobs(hadoop, tmp_path):
+    from test_spin_mapreduce import PARAMS, _page_table, _run, _same
+
+    _page_table(tmp_path / "pages")
+    (tmp_path / "pages" / "part-00001.parquet").unlink()  # one snapshot: each job once
+    before = len(_calls(hadoop))
+    memory = _run(tmp_path / "pages", tmp_path / "memory", {**PARAMS, "engine": "memory"}, "inline")
+    streamed = _run(tmp_path / "pages", tmp_path / "mapreduce", {**PARAMS, "engine": "mapreduce"}, "hadoop")
+    _same(memory, streamed)
+    assert streamed[1]["engine_mapreduce_snapshots"] == 1
+    assert _job_files(_steps_since(hadoop, before)) == {"mr_immutable_frequency.py", "mr_candidate_pairs.py",
+                                                         "mr_verify_pairs.py"}
+
+
+# --- hss --------------------------------------------------------------------------------------
+
+
+def test_hss_jobs(hadoop, tmp_path):
+    import pyarrow.parquet as pq
+    from test_hss_mapreduce import M, _assert_same, _in_memory, _snapshot
+    from test_hss_stage import _page_part
+
+    from spamflow_hss.cluster_mapreduce import cluster_snapshots_mapreduce
+    from spamflow_hss.fingerprint_table import fingerprint_pages, fingerprint_pages_mapreduce, read_fingerprints
+    from spamflow_hss.params import HSSParams
+
+    rng = np.random.default_rng(4)
+    parts = []
+    for i in range(2):
+        parts.append(tmp_path / f"pages-{i}.parquet")
+        _page_part(parts[-1], 12, rng)
+    local_counts = fingerprint_pages(parts, tmp_path / "local", 32, 128, 0)
+    mr_counts = fingerprint_pages_mapreduce(parts, tmp_path / "mr", tmp_path / "fp-work", 32, 128, 0, "hadoop")
+    assert mr_counts == local_counts and local_counts["short_pages"] > 0
+    for i in range(2):
+        a = pq.read_table(tmp_path / "local" / f"part-{i:05d}.parquet")
+        b = pq.read_table(tmp_path / "mr" / f"part-{i:05d}.parquet")
+        assert a.equals(b) and np.array_equal(read_fingerprints(a, 128), read_fingerprints(b, 128))
+
+    rng = np.random.default_rng(11)
+    snapshots = {"2026-01": _snapshot(rng, 3, 8, 6)}
+    params = HSSParams(m=M, k=1, p=6, t=18, seed=3, max_representatives=4)
+    found = cluster_snapshots_mapreduce(iter(snapshots.items()), params, tmp_path / "work", "hadoop")
+    _assert_same(found, _in_memory(snapshots, params))
+
+
+# --- links -------------------------------------------------------------------------------------
+
+
+def test_links_jobs(hadoop, tmp_path):
+    from test_links_mapreduce import TOL, assert_same_graphs, l1, page_table, random_graph, write_parts
+
+    from spamflow_links.detector import load_graphs
+    from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
+    from spamflow_links.params import LinksParams
+    from spamflow_links.ranks import Walk, power_iteration
+    from spamflow_links.static_features import MemoryRanks
+
+    pages = write_parts(page_table(seed=4, pages=40), tmp_path / "pages", parts=2)
+    dataset = ds.dataset(pages, format="parquet")
+    got = host_graphs_mapreduce([Path(f) for f in dataset.files], tmp_path / "edges", runner="hadoop")
+    assert_same_graphs(got, load_graphs(dataset, LinksParams(), progress=False))
+
+    a = random_graph(30, 100, seed=9)
+    p, iterations = MapReduceRanks(tmp_path / "ranks", "hadoop", max_iter=1).power_iteration(a, 0.85, tol=0.0)
+    p_mem, iterations_mem = power_iteration(Walk.of(a), 0.85, None, 0.0, 1)
+    assert iterations == iterations_mem == 1 and l1(p, p_mem) < TOL
+    want = MemoryRanks().supporters(a, 1, 6, 3, False)  # HyperLogLog registers: their union is exact
+    found = MapReduceRanks(tmp_path / "balls", "hadoop").supporters(a, 1, 6, 3, False)
+    assert sorted(found) == [1] and np.array_equal(found[1], want[1]) and want[1].sum() > 0
+
+
+# --- ensemble ----------------------------------------------------------------------------------
+
+
+def test_ensemble_score_job(hadoop, tmp_path):
+    from test_classify_mapreduce import _features
+
+    from spamflow_ensemble.mapreduce_scoring import score_mapreduce
+    from spamflow_ensemble.model import score, train
+    from spamflow_ensemble.persist import save_model
+    from spamflow_ensemble.selection import EnsembleSelection
+    from spamflow_ensemble.tables import FeatureTable
+
+    rng = np.random.default_rng(0)
+    X, y = _features(rng, 60)
+    table = FeatureTable(["s"] * 60, [f"h{i}.org" for i in range(60)], X, ["a.x", "a.y", "b.z", "b.w"],
+                         {"a": [0, 1], "b": [2, 3]})
+    bundle = train(table, y, None, EnsembleSelection(n_folds=2, n_bags=1, n_iterations=3, tree_bins=8,
+                                                     random_state=1))
+    path = save_model(tmp_path / "model.skops", bundle)
+    held_out, _ = _features(rng, 40)
+    found = score_mapreduce(path, held_out, tmp_path / "work", "hadoop", ("--block", "16"))
+    np.testing.assert_allclose(found, score(bundle, held_out), rtol=0, atol=1e-12)
+
+
+# --- ids ---------------------------------------------------------------------------------------
+
+
+def test_ids_job(hadoop, tmp_path):
+    import pyarrow.parquet as pq
+    from test_ids import MAX_DOMAINS, PAGES, SNAPSHOT
+
+    from spamflow.detector import RunSettings, StageContext, StageOutputs
+    from spamflow.parse.warc_file import parse_warc_file
+    from spamflow_ids.detector import IdsDetector
+    from spamflow_ids.params import IdsParams
+
+    from warc_factory import Resp, html, write_warc
+
+    warc = tmp_path / "crawl.warc.gz"
+    write_warc(warc, [Resp(url, html("t", body, head)) for url, head, body, _ in PAGES])
+    (tmp_path / "parse" / "pages").mkdir(parents=True)
+    parse_warc_file(warc, SNAPSHOT, tmp_path / "parse" / "pages" / "part-00000.parquet", max_bytes=5_000_000)
+    parse = StageOutputs("parse", tmp_path / "parse", {"pages": tmp_path / "parse" / "pages"}, {"max_bytes": 5_000_000})
+
+    def run(engine: str, runner: str) -> dict:
+        out = tmp_path / engine
+        out.mkdir()
+        result = IdsDetector().run(StageContext(IdsParams(max_domains=MAX_DOMAINS, engine=engine), {"parse": parse},
+                                                out, RunSettings(runner=runner, progress=False)))
+        read = {"counts": result.counts, "hosts": pq.read_table(out / "hosts.parquet").to_pylist()}
+        for name in ("networks", "platform_ids"):
+            read[name] = [json.loads(line) for line in (out / result.outputs[name]).read_text().splitlines()]
+        return read
+
+    memory = run("memory", "inline")
+    assert memory["networks"] and run("mapreduce", "hadoop") == memory
