@@ -42,4 +42,5 @@ def install(root: Path) -> dict[str, str]:
     return {"HADOOP_HOME": str(home), "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}",
             "HADOOP_STANDIN_HDFS": str(root / "hdfs"), "HADOOP_STANDIN_TASKS": str(root / "tasks"),
             "HADOOP_STANDIN_TASK_PATH": os.pathsep.join([str(nodes), "/usr/bin", "/bin"]),
-            "HADOOP_STANDIN_LOG": str(root / "hadoop-calls.jsonl"), "HADOOP_STANDIN_SEED": "1"}
+            "HADOOP_STANDIN_LOG": str(root / "hadoop-calls.jsonl"),
+            "HADOOP_STANDIN_SEED": os.environ.get("HADOOP_STANDIN_SEED", "1")}  # another seed: other splits, orders

@@ -44,6 +44,7 @@ import tarfile
 import time
 import zipfile
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,8 @@ REDUCERS = 2
 that needs all its records in one reducer fails here (Hadoop's own default is 1, clusters set more)."""
 MAX_SPLITS = 2
 """Splits per (splittable) input file, at most."""
+TASK_SLOTS = 2
+"""Tasks run at once (this machine's cores)."""
 NLINE_INPUT_FORMAT = "org.apache.hadoop.mapred.lib.NLineInputFormat"
 LINE_END = re.compile(rb"\r\n|\n|\r")
 
@@ -116,9 +119,9 @@ def read_lines(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
-def input_splits(step: StreamingStep, rng: random.Random) -> list[list[bytes]]:
-    """The map tasks' input records, split by split."""
-    splits: list[list[bytes]] = []
+def input_splits(step: StreamingStep, rng: random.Random) -> list[tuple[Path, list[bytes]]]:
+    """The map tasks' input records, split by split, with the file each split is of."""
+    splits: list[tuple[Path, list[bytes]]] = []
     nline = step.inputformat == NLINE_INPUT_FORMAT
     per_split = int(step.jobconf.get("mapreduce.input.lineinputformat.linespermap", "1"))
     for path in step.inputs:
@@ -128,15 +131,15 @@ def input_splits(step: StreamingStep, rng: random.Random) -> list[list[bytes]]:
         lines = read_lines(data)
         if nline:
             records = [b"%d\t%s" % (off, line) for off, line in lines]
-            splits.extend(records[i:i + per_split] for i in range(0, len(records), per_split))
+            splits.extend((path, records[i:i + per_split]) for i in range(0, len(records), per_split))
             continue
         if gz or len(data) < 2:
-            splits.append([line for _, line in lines])
+            splits.append((path, [line for _, line in lines]))
             continue
         cuts = sorted(rng.sample(range(1, len(data)), min(MAX_SPLITS, len(data)) - 1))
         bounds = [0, *cuts, len(data)]
         for lo, hi in zip(bounds, bounds[1:]):
-            splits.append([line for off, line in lines if lo <= off < hi])
+            splits.append((path, [line for off, line in lines if lo <= off < hi]))
     return splits
 
 
@@ -203,13 +206,16 @@ class Emulation:
         trace = StepTrace()
         reducers = int(step.jobconf.get("mapreduce.job.reduces", REDUCERS)) if step.reducer else 0
         step.output.mkdir(parents=True)
+        splits = input_splits(step, self.rng)
+        trace.map_tasks = len(splits)
+        tasks = [(self._task_dir(step, "m"), self._env(step, "m", task, {"mapreduce_map_input_file": str(path)}))
+                 for task, (path, _) in enumerate(splits)]
+        with ThreadPoolExecutor(TASK_SLOTS) as pool:  # map tasks side by side, as a cluster runs them
+            outputs = list(pool.map(lambda t: self._run(step.mapper, b"".join(r + b"\n" for r in splits[t][1]),
+                                                        *tasks[t], f"map task {t}"), range(len(splits))))
         shuffle: list[list[tuple[bytes, bytes]]] = [[] for _ in range(reducers)]
         first_order: dict[bytes, list[bytes]] = {}
-        for task, records in enumerate(input_splits(step, self.rng)):
-            trace.map_tasks += 1
-            cwd = self._task_dir(step, "m")
-            env = self._env(step, "m", task, {"mapreduce_map_input_file": str(step.inputs[0])})
-            out = self._run(step.mapper, b"".join(r + b"\n" for r in records), cwd, env, f"map task {task}")
+        for task, out in enumerate(outputs):
             mapped = [split_key(line) for _, line in read_lines(out)]
             if not reducers:
                 (step.output / f"part-{task:05d}").write_bytes(_lines(mapped))
@@ -217,19 +223,23 @@ class Emulation:
             for k, v in mapped:
                 first_order.setdefault(k, []).append(v)
             if step.combiner:
-                mapped = self._combine(step, mapped, cwd, env, trace)
+                mapped = self._combine(step, mapped, *tasks[task], trace)
             for k, v in mapped:
                 shuffle[partition(k, reducers)].append((k, v))
+        inputs = []
         for r in range(reducers):
-            trace.reduce_tasks += 1
             records = shuffled_sort(shuffle[r], self.rng)
             if not step.combiner:
                 seen: dict[bytes, list[bytes]] = {}
                 for k, v in records:
                     seen.setdefault(k, []).append(v)
                 trace.values_reordered += sum(vs != first_order[k] for k, vs in seen.items())
-            cwd = self._task_dir(step, "r")
-            out = self._run(step.reducer or "", _lines(records), cwd, self._env(step, "r", r, {}), f"reduce task {r}")
+            inputs.append((_lines(records), self._task_dir(step, "r"), self._env(step, "r", r, {})))
+        trace.reduce_tasks = reducers
+        with ThreadPoolExecutor(TASK_SLOTS) as pool:
+            outputs = list(pool.map(lambda r: self._run(step.reducer or "", *inputs[r], f"reduce task {r}"),
+                                    range(reducers)))
+        for r, out in enumerate(outputs):
             (step.output / f"part-{r:05d}").write_bytes(_lines(split_key(line) for _, line in read_lines(out)))
         (step.output / "_SUCCESS").write_bytes(b"")
         trace.task_seconds = self.task_seconds

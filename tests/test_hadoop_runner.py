@@ -259,3 +259,41 @@ def test_ids_job(hadoop, tmp_path):
 
     memory = run("memory", "inline")
     assert memory["networks"] and run("mapreduce", "hadoop") == memory
+
+
+# --- parse -------------------------------------------------------------------------------------
+
+
+def test_parse_job(hadoop, tmp_path):
+    """``MRParse`` with ``NLineInputFormat`` (one WARC file a map task, ``<offset>\\t<line>`` in),
+    its result lines as Hadoop writes a line without a tab (``line\\t``); the stage refuses a
+    local folder on ``hadoop`` (tasks on other machines cannot write it), the stand-in's tasks
+    share this disk, so the job is driven here as the stage drives it."""
+    import pyarrow.parquet as pq
+
+    from spamflow.detector import RunSettings
+    from spamflow.parse.file_job import FileJob, run_file_job
+    from spamflow.stages.parse import _parse_with_job
+
+    from warc_factory import Resp, html, write_warc
+
+    jobs = {}
+    for i in range(3):
+        warc = tmp_path / f"crawl-{i}.warc.gz"
+        write_warc(warc, [Resp(f"http://h{i}.example/{p}", html(f"t{p}", f"<p>page {p} of {i}</p>"
+                                                                          f'<a href="http://h{p}.example/">x</a>'))
+                          for p in range(4)])
+        for engine in ("here", "job"):
+            (tmp_path / engine).mkdir(exist_ok=True)
+            jobs.setdefault(engine, []).append(FileJob(str(warc), "2026-01", i, str(tmp_path / engine), 5_000_000,
+                                                       False))
+    here = [run_file_job(job) for job in jobs["here"]]
+    before = len(_calls(hadoop))
+    got = _parse_with_job(jobs["job"], RunSettings(runner="hadoop", progress=False), tmp_path / "job")
+    assert [r.counts for r in got] == [r.counts for r in here] and here[0].counts["pages"] == 4
+    for i in range(3):
+        assert pq.read_table(tmp_path / "job" / f"part-{i:05d}.parquet").equals(
+            pq.read_table(tmp_path / "here" / f"part-{i:05d}.parquet"))
+    [step] = _steps_since(hadoop, before)
+    assert step["args"][step["args"].index("-inputformat") + 1] == "org.apache.hadoop.mapred.lib.NLineInputFormat"
+    assert step["trace"]["map_tasks"] == 3 and step["trace"]["reduce_tasks"] == 0
