@@ -82,6 +82,64 @@ def test_the_sort_is_by_key_only_and_values_come_shuffled():
     assert [v for k, v in got if k == b"k"] != [v for k, v in records if k == b"k"]
 
 
+JOB = """
+from mrjob.job import MRJob
+
+
+class Received(MRJob):
+    def mapper(self, _, line):
+        for word in line.split():
+            yield word, int(line.split()[0])
+
+    def combiner(self, word, values):
+        yield word, len(list(values))  # a count, not a sum: right only if it runs exactly once
+
+    def reducer(self, word, values):
+        yield word, list(values)
+
+
+if __name__ == "__main__":
+    Received.run()
+"""
+
+
+def test_a_job_relying_on_sorted_values_or_one_combiner_run_is_caught(tmp_path):
+    """The emulation breaks what Hadoop does not promise: a reducer sees its values out of
+    order, and a combiner that counts instead of summing miscounts when it runs 0 or 2 times."""
+    from hadoop_streaming import Emulation, StreamingStep
+
+    script = tmp_path / "received.py"
+    script.write_text(JOB)
+    lines = [f"{i} {' '.join(['w'] * (i % 3 + 1))} x{i % 4}" for i in range(40)]
+    data = tmp_path / "in.txt"
+    data.write_text("\n".join(lines) + "\n")
+    node = hadoop_node.node_python(tmp_path / "node")
+
+    def run(name: str, combiner: bool, seed: int) -> tuple[dict[str, list[int]], list[int]]:
+        cmd = "python3 received.py --step-num=0 --{}"
+        step = StreamingStep([data], tmp_path / name, cmd.format("mapper"), cmd.format("combiner") if combiner else None,
+                             cmd.format("reducer"), files=[(script, "received.py")])
+        trace = Emulation(tmp_path / f"{name}-tasks", seed, [str(node), "/usr/bin", "/bin"]).run_step(step)
+        assert trace.map_tasks == 2 and trace.reduce_tasks == 2
+        parts = sorted((tmp_path / name).glob("part-*"))
+        assert [p.name for p in parts] == ["part-00000", "part-00001"]
+        out = {}
+        for part in parts:
+            rows = [line.split("\t") for line in part.read_text().splitlines()]
+            assert [json.loads(k) for k, _ in rows] == sorted(json.loads(k) for k, _ in rows)  # keys sorted
+            out.update({json.loads(k): json.loads(v) for k, v in rows})
+        return out, trace.combiner_runs
+
+    received, _ = run("plain", False, 5)
+    assert sorted(received["w"]) == sorted(i for i in range(40) for _ in range(i % 3 + 1))
+    assert received["w"] != sorted(received["w"])  # not in the order they were mapped, nor sorted
+    for seed in range(5, 10):  # the first seed whose combiner does not run exactly once per map task
+        counted, runs = run(f"combined-{seed}", True, seed)
+        if runs != [1, 1]:
+            break
+    assert runs != [1, 1] and sum(counted["w"]) != sum(i % 3 + 1 for i in range(40)), runs
+
+
 # --- quilt ----------------------------------------------------------------------------------
 
 
@@ -99,6 +157,7 @@ def test_quilt_jobs(hadoop):
     assert expected and [(d, c["sources"]) for d, c in found] == expected
     steps = _steps_since(hadoop, before)
     assert len(steps) == 4  # gram df, patch fraction, the cover's two steps
+    assert any(s["trace"]["values_reordered"] for s in steps)
     assert all(s["trace"]["map_tasks"] >= 2 and s["trace"]["reduce_tasks"] == 2 for s in steps)
     df = steps[0]
     assert "-combiner" in df["args"] and df["trace"]["combiner_runs"]
