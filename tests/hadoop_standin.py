@@ -193,7 +193,9 @@ def jar(args: list[str]) -> int:
         trace = emulation.run_step(step)
     except TaskFailed as exc:
         _log({"jar": jar_path, "args": rest, "failed": str(exc)})
-        print(exc, file=sys.stderr)
+        when = datetime.now().strftime("%y/%m/%d %H:%M:%S")
+        for line in str(exc).splitlines():  # log4j's layout, so that mrjob logs each line as an error
+            print(f"{when} ERROR streaming.StreamJob: {line}", file=sys.stderr)
         print("Streaming Command Failed!", file=sys.stderr)
         return 1
     _log({"jar": jar_path, "args": rest, "trace": asdict(trace)})
