@@ -22,7 +22,7 @@ import pyarrow.dataset as ds
 import pytest
 from hadoop_streaming import partition, read_lines, shuffled_sort, text_hash
 
-pytestmark = pytest.mark.slow  # every job is a dozen Python processes
+SLOW = pytest.mark.slow  # a job on the stand-in is a dozen Python processes
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,22 @@ def test_lines_end_as_hadoops_line_reader_ends_them():
     assert read_lines(b"a\nb\r\nc\rd") == [(0, b"a"), (2, b"b"), (5, b"c"), (7, b"d")]
 
 
+def test_splits_hold_every_line_once(tmp_path):
+    from hadoop_streaming import NLINE_INPUT_FORMAT, StreamingStep, input_splits
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(b"".join(b"line %d\n" % i for i in range(50)))
+    b.write_bytes(b"")
+    step = StreamingStep([a, b], tmp_path / "out", "cat")
+    for seed in range(5):
+        splits = input_splits(step, random.Random(seed))
+        assert [p for p, _ in splits] == [a, a, b]  # two splits of a, an empty file is one split
+        assert [r for _, records in splits for r in records] == [b"line %d" % i for i in range(50)]
+    step.inputformat = NLINE_INPUT_FORMAT
+    splits = input_splits(step, random.Random(0))
+    assert [records for _, records in splits[:2]] == [[b"0\tline 0"], [b"7\tline 1"]] and len(splits) == 50
+
+
 def test_the_sort_is_by_key_only_and_values_come_shuffled():
     records = [(b"k", b"%d" % i) for i in range(20)] + [(b"j", b"0")]
     got = shuffled_sort(records, random.Random(0))
@@ -103,6 +119,7 @@ if __name__ == "__main__":
 """
 
 
+@SLOW
 def test_a_job_relying_on_sorted_values_or_one_combiner_run_is_caught(tmp_path):
     """The emulation breaks what Hadoop does not promise: a reducer sees its values out of
     order, and a combiner that counts instead of summing miscounts when it runs 0 or 2 times."""
@@ -143,6 +160,7 @@ def test_a_job_relying_on_sorted_values_or_one_combiner_run_is_caught(tmp_path):
 # --- quilt ----------------------------------------------------------------------------------
 
 
+@SLOW
 def test_quilt_jobs(hadoop):
     from spamflow_quilt.detector import find_quilts
     from test_quilt import _shingles, random_corpus
@@ -170,6 +188,7 @@ def test_quilt_jobs(hadoop):
 # --- content --------------------------------------------------------------------------------
 
 
+@SLOW
 def test_content_jobs(hadoop, tmp_path):
     from test_content_mapreduce import assert_runs_equal, run_content, small_pages
 
@@ -190,6 +209,7 @@ def test_content_jobs(hadoop, tmp_path):
 # --- spin ------------------------------------------------------------------------------------
 
 
+@SLOW
 def test_spin_jobs(hadoop, tmp_path):
     from test_spin_mapreduce import PARAMS, _page_table, _run, _same
 
@@ -207,6 +227,7 @@ def test_spin_jobs(hadoop, tmp_path):
 # --- hss --------------------------------------------------------------------------------------
 
 
+@SLOW
 def test_hss_jobs(hadoop, tmp_path):
     import pyarrow.parquet as pq
     from test_hss_mapreduce import M, _assert_same, _in_memory, _snapshot
@@ -239,6 +260,7 @@ def test_hss_jobs(hadoop, tmp_path):
 # --- links -------------------------------------------------------------------------------------
 
 
+@SLOW
 def test_links_jobs(hadoop, tmp_path):
     from test_links_mapreduce import TOL, assert_same_graphs, l1, page_table, random_graph, write_parts
 
@@ -265,6 +287,7 @@ def test_links_jobs(hadoop, tmp_path):
 # --- ensemble ----------------------------------------------------------------------------------
 
 
+@SLOW
 def test_ensemble_score_job(hadoop, tmp_path):
     """A model as the classify stage writes it (an ``EnsembleSelection`` of spamflow's own
     classes, which import spamflow's core on the node), trained small."""
@@ -293,6 +316,7 @@ def test_ensemble_score_job(hadoop, tmp_path):
 # --- ids ---------------------------------------------------------------------------------------
 
 
+@SLOW
 def test_ids_job(hadoop, tmp_path):
     import pyarrow.parquet as pq
     from test_ids import MAX_DOMAINS, PAGES, SNAPSHOT
@@ -327,6 +351,7 @@ def test_ids_job(hadoop, tmp_path):
 # --- parse -------------------------------------------------------------------------------------
 
 
+@SLOW
 def test_parse_job(hadoop, tmp_path):
     """``MRParse`` with ``NLineInputFormat`` (one WARC file a map task, ``<offset>\\t<line>`` in),
     its result lines as Hadoop writes a line without a tab (``line\\t``); the stage refuses a
