@@ -202,6 +202,7 @@ def test_content_jobs(hadoop, tmp_path):
     assert_runs_equal(tmp_path / "m", tmp_path / "h", mem, mr)
     steps = _steps_since(hadoop, before)
     assert len(steps) == 3 and any(s["trace"]["combiner_runs"] for s in steps)
+    assert _job_files(steps) == {"mr_content_corpus.py", "mr_content_pages.py"}
     shipped = steps[0]["args"][steps[0]["args"].index("-files") + 1]
     assert "#sample.parquet" in shipped  # the job's file argument, shipped
 
@@ -237,6 +238,7 @@ def test_hss_jobs(hadoop, tmp_path):
     from spamflow_hss.fingerprint_table import fingerprint_pages, fingerprint_pages_mapreduce, read_fingerprints
     from spamflow_hss.params import HSSParams
 
+    before = len(_calls(hadoop))
     rng = np.random.default_rng(4)
     parts = []
     for i in range(2):
@@ -255,6 +257,7 @@ def test_hss_jobs(hadoop, tmp_path):
     params = HSSParams(m=M, k=1, p=6, t=18, seed=3, max_representatives=4)
     found = cluster_snapshots_mapreduce(iter(snapshots.items()), params, tmp_path / "work", "hadoop")
     _assert_same(found, _in_memory(snapshots, params))
+    assert _job_files(_steps_since(hadoop, before)) == {"mr_fingerprint.py", "mr_probe_check.py"}
 
 
 # --- links -------------------------------------------------------------------------------------
@@ -270,6 +273,7 @@ def test_links_jobs(hadoop, tmp_path):
     from spamflow_links.ranks import Walk, power_iteration
     from spamflow_links.static_features import MemoryRanks
 
+    before = len(_calls(hadoop))
     pages = write_parts(page_table(seed=4, pages=40), tmp_path / "pages", parts=2)
     dataset = ds.dataset(pages, format="parquet")
     got = host_graphs_mapreduce([Path(f) for f in dataset.files], tmp_path / "edges", runner="hadoop")
@@ -282,6 +286,7 @@ def test_links_jobs(hadoop, tmp_path):
     want = MemoryRanks().supporters(a, 1, 6, 3, False)  # HyperLogLog registers: their union is exact
     found = MapReduceRanks(tmp_path / "balls", "hadoop").supporters(a, 1, 6, 3, False)
     assert sorted(found) == [1] and np.array_equal(found[1], want[1]) and want[1].sum() > 0
+    assert _job_files(_steps_since(hadoop, before)) == {"mr_host_edges.py", "mr_rank_step.py", "mr_ball_step.py"}
 
 
 # --- ensemble ----------------------------------------------------------------------------------
