@@ -11,7 +11,11 @@ A run is a workdir: its stages are those of ``run.json`` (or, without one, every
 ``stages/<name>-<signature>/`` folder).  Every stage present in both runs is compared; one
 line per stage says ``equal`` or ``DIFFERS``, followed by one indented line per difference
 (file, column, how many rows, the first differing key, the two values).  Exit status 1 if
-anything differs, 0 if all is equal.
+anything differs, 0 if all is equal, 2 if no stage was compared (an empty run, ``--stage``
+naming none of the runs' stages), if run.json names a complete stage whose folder is not
+there (the reason is printed), or on a usage error.  A workdir downloaded from S3 keeps its run.json, whose
+folders are ``s3://`` URLs: a stage is then found under the workdir's own ``stages/`` by
+its folder name.
 
 What is compared, per stage:
 
@@ -171,20 +175,41 @@ class StageResult:
 
 
 def run_stages(workdir: Path) -> dict[str, Path]:
-    """Stage name -> its folder: from run.json, else the complete folders under ``stages/``."""
+    """Stage name -> its folder: from run.json, else the complete folders under ``stages/``.
+    A stage run.json names at a path that is not there (a workdir copied or downloaded from
+    S3: run.json records where the run wrote, ``s3://...`` or another machine's path) is
+    looked for under this workdir's ``stages/`` by its folder name."""
+    return _run_stages(workdir)[0]
+
+
+def _run_stages(workdir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """``run_stages``, and the stages run.json names whose folder is not found (name -> where
+    it was looked for), so that a comparison of nothing can say why."""
     manifest = workdir / "run.json"
     if manifest.is_file():
         stages = json.loads(manifest.read_text(encoding="utf-8")).get("stages", {})
-        return {name: Path(rec["directory"]) for name, rec in stages.items()
-                if rec.get("directory") and (Path(rec["directory"]) / "stage.json").is_file()}
-    found: dict[str, Path] = {}
+        found, missing = {}, {}
+        for name, rec in stages.items():
+            directory = rec.get("directory")
+            if not directory:
+                continue
+            here = workdir / "stages" / directory.rstrip("/").rsplit("/", 1)[-1]
+            for folder in (Path(directory), here):
+                if (folder / "stage.json").is_file():
+                    found[name] = folder
+                    break
+            else:
+                if rec.get("complete", True):
+                    missing[name] = f"{directory} (nor {here})"
+        return found, missing
+    found_: dict[str, Path] = {}
     for record in sorted((workdir / "stages").glob("*/stage.json")):
         name = json.loads(record.read_text(encoding="utf-8"))["stage"]
-        if name in found:
-            raise SystemExit(f"{workdir}: two complete folders of stage {name!r} ({found[name].name}, "
+        if name in found_:
+            raise SystemExit(f"{workdir}: two complete folders of stage {name!r} ({found_[name].name}, "
                              f"{record.parent.name}) and no run.json to say which is the run's")
-        found[name] = record.parent
-    return found
+        found_[name] = record.parent
+    return found_, {}
 
 
 def stage_files(folder: Path, outputs: dict[str, str]) -> tuple[dict[str, list[Path]], set[str], list[str]]:
@@ -575,11 +600,24 @@ def _differing_rows(a: pa.Array, b: pa.Array, tol: Tolerance) -> np.ndarray:
 # ---------------------------------------------------------------- command
 
 
+class NothingCompared(Exception):
+    """No stage was compared (an empty run, ``--stage`` naming none of the runs' stages), or
+    a stage run.json names has no folder: a comparison of nothing, or of part of a run, must
+    not pass (a workdir downloaded from S3 whose run.json pointed at ``s3://`` folders once
+    printed "0 stages compared: all equal")."""
+
+
 def compare_runs(run_a: Path, run_b: Path, tol: Tolerance, only: set[str] | None = None,
                  out: Any = sys.stdout) -> bool:
-    """Print one line per stage (and one per difference); True when every stage compared is equal."""
-    stages_a, stages_b = run_stages(run_a), run_stages(run_b)
+    """Print one line per stage (and one per difference); True when every stage compared is
+    equal.  Raises :class:`NothingCompared`, with the reason, when no stage was compared."""
+    (stages_a, missing_a), (stages_b, missing_b) = _run_stages(run_a), _run_stages(run_b)
     print(f"A: {run_a}\nB: {run_b}\nfloats equal within rel {tol.rel:g} / abs {tol.abs:g}", file=out)
+    unread = [f"run {side}'s run.json names stage {name!r}, its folder is not there: {where}"
+              for side, missing in (("A", missing_a), ("B", missing_b)) for name, where in missing.items()
+              if not only or name in only]
+    if unread:
+        raise NothingCompared("; ".join(unread))
     equal = True
     compared, differ, alone = 0, 0, 0
     for name in [*stages_a, *(n for n in stages_b if n not in stages_a)]:
@@ -598,9 +636,24 @@ def compare_runs(run_a: Path, run_b: Path, tol: Tolerance, only: set[str] | None
         equal = equal and not result.differences
         compared += 1
         differ += bool(result.differences)
+    if not compared:
+        raise NothingCompared(_why_nothing(run_a, run_b, stages_a, stages_b, only))
     print(f"{compared} stages compared: {'all equal' if not differ else f'{differ} differ'}"
           + (f"; {alone} in one run only" if alone else ""), file=out)
     return equal
+
+
+def _why_nothing(run_a: Path, run_b: Path, stages_a: dict, stages_b: dict, only: set[str] | None) -> str:
+    reasons = []
+    for side, run, stages in (("A", run_a, stages_a), ("B", run_b, stages_b)):
+        if not stages:
+            reasons.append(f"run {side} ({run}): no complete stage")
+    if not reasons and only:
+        reasons.append(f"--stage {', '.join(sorted(only))}: in neither run's stages "
+                       f"(A: {', '.join(stages_a) or 'none'}; B: {', '.join(stages_b) or 'none'})")
+    if not reasons:
+        reasons.append(f"the runs share no stage (A: {', '.join(stages_a)}; B: {', '.join(stages_b)})")
+    return "0 stages compared: " + "; ".join(reasons)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -614,7 +667,11 @@ def main(argv: list[str] | None = None) -> int:
     for run in (args.run_a, args.run_b):
         if not (run / "run.json").is_file() and not (run / "stages").is_dir():
             ap.error(f"{run}: not a spamflow workdir (no run.json, no stages/)")
-    same = compare_runs(args.run_a, args.run_b, Tolerance(args.rel, args.abs), set(args.stage or ()) or None)
+    try:
+        same = compare_runs(args.run_a, args.run_b, Tolerance(args.rel, args.abs), set(args.stage or ()) or None)
+    except NothingCompared as exc:
+        print(f"compare_runs.py: error: {exc}", file=sys.stderr)
+        return 2
     return 0 if same else 1
 
 

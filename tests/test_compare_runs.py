@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,54 @@ def test_not_a_workdir_is_a_usage_error(tmp_path):
 ])
 def test_numbers_inside_text(a, b, same):
     assert compare_runs.same_text(a, b, compare_runs.Tolerance()) is same
+
+
+def _cli(*args: Path | str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_comparing_no_stage_is_an_error(tmp_path):
+    """Two workdirs without a complete stage: exit 2 and why, never "0 stages compared: all equal"."""
+    for name in ("a", "b"):
+        (tmp_path / name / "stages" / "parse-0123456789abcdef").mkdir(parents=True)  # no stage.json: incomplete
+    cli = _cli(tmp_path / "a", tmp_path / "b")
+    assert cli.returncode == 2, cli.stdout
+    assert f"error: 0 stages compared: run A ({tmp_path / 'a'}): no complete stage; run B" in cli.stderr
+    assert "all equal" not in cli.stdout
+
+
+def test_a_stage_named_nowhere_is_an_error(tmp_path):
+    a, b = _run(tmp_path, "a"), _run(tmp_path, "b", stored_otherwise=True)
+    cli = _cli(a, b, "--stage", "spin")
+    assert cli.returncode == 2
+    assert "0 stages compared: --stage spin: in neither run's stages (A: " in cli.stderr, cli.stderr
+
+
+def _as_downloaded_from_s3(run: Path) -> None:
+    """run.json as a run with an ``s3://`` workdir writes it: its folders are URLs."""
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    for rec in manifest["stages"].values():
+        rec["directory"] = "s3://bucket/run/stages/" + Path(rec["directory"]).name
+    (run / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def test_a_workdir_downloaded_from_s3_is_compared_by_its_own_folders(tmp_path):
+    a, b = _run(tmp_path, "a"), _run(tmp_path, "b", stored_otherwise=True)
+    _as_downloaded_from_s3(a)
+    cli = _cli(a, b)
+    assert cli.returncode == 0 and cli.stdout.splitlines()[-1] == "4 stages compared: all equal", cli.stdout
+
+
+def test_a_stage_whose_folder_is_not_there_is_an_error(tmp_path):
+    """run.json names a complete stage that neither its path nor the workdir's stages/ holds
+    (a partial download): exit 2 naming it, whatever the other stages give."""
+    a, b = _run(tmp_path, "a"), _run(tmp_path, "b", stored_otherwise=True)
+    _as_downloaded_from_s3(a)
+    gone = next((a / "stages").glob("links-*"))
+    shutil.rmtree(gone)
+    cli = _cli(a, b)
+    assert cli.returncode == 2, cli.stdout
+    assert (f"run A's run.json names stage 'links', its folder is not there: s3://bucket/run/stages/{gone.name} "
+            f"(nor {gone})") in cli.stderr, cli.stderr
+    assert _cli(a, b, "--stage", "parse").returncode == 0  # the stages asked for are there

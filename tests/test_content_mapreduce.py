@@ -2,14 +2,14 @@
 pages.parquet, hosts.parquet, BM25 and temporal matrices, corpus statistics and counts on the
 inline, local and Spark local[2] runners, floats within 1e-12 relative (sums may add up in
 another order); the corpus job's counts against a count by hand; the query_terms and
-corpus_stats files behaving the same on both engines."""
+corpus_stats files behaving the same on both engines.  On mrjob's ``hadoop`` runner (a strict
+Hadoop streaming emulation): ``tests/test_hadoop_runner.py``."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -291,36 +291,6 @@ def test_spark_local_mode_equals_in_memory(tmp_path, monkeypatch):
     mem = run_content(pages, tmp_path / "m", params, None)
     mr = run_content(pages, tmp_path / "s", params, "spark", ("--spark-master", "local[2]"))
     assert_runs_equal(tmp_path / "m", tmp_path / "s", mem, mr)
-
-
-@pytest.mark.slow
-def test_hadoop_streaming_processes_give_the_jobs_outputs(tmp_path):
-    """Each phase a separate process with sorted input (mapper | sort | combiner | sort |
-    reducer), as Hadoop streaming runs the jobs: the same lines as the driver's run."""
-    import spamflow_content
-
-    pages = small_pages(tmp_path / "pages")
-    run_content(pages, tmp_path / "r", ContentParams(min_df=0.0, max_df=1.0), "inline")
-    work, jobs = tmp_path / "r" / "work", Path(spamflow_content.__file__).parent
-    env = {**os.environ, "LC_ALL": "C"}
-
-    def phase(script: str, role: str, step: int, args: list[str], data: bytes, sort: bool = True) -> bytes:
-        out = subprocess.run([sys.executable, str(jobs / script), f"--step-num={step}", f"--{role}", *args],
-                             input=data, capture_output=True, check=True, env=env, timeout=300).stdout
-        return subprocess.run(["sort"], input=out, capture_output=True, check=True, env=env).stdout if sort else out
-
-    parts = (work / "parts.txt").read_bytes()
-    c = ["--sample", str(work / "sample.parquet")]
-    data = phase("mr_content_corpus.py", "mapper", 0, c, parts)
-    data = phase("mr_content_corpus.py", "combiner", 0, c, data)
-    data = phase("mr_content_corpus.py", "reducer", 0, c, data)
-    corpus = phase("mr_content_corpus.py", "reducer", 1, c, data)
-    assert corpus == b"".join(sorted((work / "corpus.jsonl").read_bytes().splitlines(keepends=True)))
-    p = [*c, "--popular", str(work / "popular.json")]
-    data = phase("mr_content_pages.py", "mapper", 0, p, parts)
-    data = phase("mr_content_pages.py", "combiner", 0, p, data)
-    out = phase("mr_content_pages.py", "reducer", 0, p, data)
-    assert out == b"".join(sorted((work / "pages.jsonl").read_bytes().splitlines(keepends=True)))
 
 
 def test_a_part_the_workers_cannot_open_is_named(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 
 from spamflow.errors import SpamflowError
 from spamflow.mr import run_job
+from spamflow.mr.driver import package_zip
 
 
 def score_mapreduce(model: Path, X: np.ndarray, work: Path, runner: str,
@@ -25,6 +26,8 @@ def score_mapreduce(model: Path, X: np.ndarray, work: Path, runner: str,
     with open(rows, "w", encoding="ascii") as fh:
         for number, values in enumerate(X.tolist()):
             fh.write(f"{number}\t{','.join(map(repr, values))}\n")
+    if runner != "inline":  # the model's classes (EnsembleSelection) import spamflow's core: ship it too
+        runner_args = (*runner_args, "--py-files", str(package_zip("spamflow")))
     output = run_job(MRScore, [rows], work / "scores.tsv", runner=runner, args=["--model", str(model)],
                      runner_args=runner_args)
     scores = np.full(len(X), np.nan)

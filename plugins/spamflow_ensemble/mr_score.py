@@ -9,7 +9,9 @@ each task's working directory (uploads it to HDFS or S3 for a cluster), so only 
 needs to read the path given.
 
 The model is a scikit-learn ensemble saved by :mod:`spamflow_ensemble.persist`: the workers
-need spamflow (with the scikit-learn and skops versions that trained it) installed.
+need the scikit-learn and skops versions that trained it installed; the code of
+``spamflow_ensemble`` and of spamflow's core, which the model's classes import, is shipped
+by the driver (``--py-files``, :func:`spamflow_ensemble.mapreduce_scoring.score_mapreduce`).
 """
 
 import numpy as np
