@@ -132,6 +132,16 @@ class ClassifyDetector(Detector):
         detectors = params.detectors if params.detectors is not None else [n for n in selected if n != cls.name]
         return ("parse", *(["demo"] if params.labels == "demo" else []), *detectors)
 
+    @classmethod
+    def missing_upstream_hint(cls, stage: str, params: BaseModel) -> str:
+        """``classify: {}`` outside the demo: its default ``labels: demo`` is the demo's ground truth."""
+        if stage != "demo":
+            return ""
+        return ("classify needs labels: to train on (without it, it takes the demo's ground truth): give "
+                "labels: FILE, a host,label CSV (spamflow judge writes one) or a Web Spam Challenge labels "
+                "file, or train on spam rankings with `spamflow train --rankings`; see "
+                "docs/classify.md#bring-your-own-labels")
+
     def run(self, ctx: StageContext) -> StageResult:
         p = ctx.params
         assert isinstance(p, ClassifyParams)
