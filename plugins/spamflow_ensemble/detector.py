@@ -25,7 +25,7 @@ from spamflow.mr import Engine, use_mapreduce
 from spamflow.per_host import host_schema
 from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
-from spamflow_ensemble.evidence import detector_details, evidence_column
+from spamflow_ensemble.evidence import detector_details, evidence_column, firing_rules
 from spamflow_ensemble.fastauc import auc
 from spamflow_ensemble.labels import NONSPAM, SPAM, Labels, read_hostnames, read_labels
 from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
@@ -244,8 +244,9 @@ class ClassifyDetector(Detector):
     def _write_scores(ctx: StageContext, p: ClassifyParams, table, rows: np.ndarray, scores: np.ndarray,
                       truth: list, X: np.ndarray, bundle: dict, detectors: dict) -> None:
         threshold = bundle["threshold"]
+        rules = firing_rules({n: ctx.inputs[n].host_tables for n in detectors})
         evidence = evidence_column(table, rows, scores, X, bundle, detector_details(detectors),
-                                   p.explain_hosts, p.top_features)
+                                   p.explain_hosts, p.top_features, rules)
         out = pa.table({
             "snapshot": [table.snapshot[i] for i in rows],
             "host": [table.host[i] for i in rows],
