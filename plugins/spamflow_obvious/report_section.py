@@ -10,4 +10,4 @@ STAGE = "obvious"
 
 @hookimpl
 def spamflow_report_host_columns(stage: str) -> HostColumns | None:
-    return HostColumns(("number_of_pages",), names={"number_of_pages": "pages"}) if stage == STAGE else None
+    return HostColumns(("number_of_pages",)) if stage == STAGE else None
