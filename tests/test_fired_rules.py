@@ -28,7 +28,7 @@ def test_the_reports_built_in_fired_rules_are_the_declared_ones():
     """The report's hooks that state a FiredRule state the declared one (column and threshold)."""
     plugins = build_plugins()
     rules = firing_rules(declared_by_classes(_classes()))
-    for name, cls in _classes().items():
+    for name in _classes():
         answers = [a for a in plugins.pm.hook.spamflow_report_host_columns(stage=name, record={}) if a]
         stated = [a.fired for a in answers if isinstance(a, HostColumns) and a.fired is not None]
         if stated:
