@@ -24,10 +24,15 @@ MAX_REASON_CHARS = 200
 def plain_reason(text: str, limit: int = MAX_REASON_CHARS) -> str:
     """``text`` as one line of printable ASCII, at most about ``limit`` characters: anything
     else (binary quoted from a file, control characters, line ends) escaped as Python
-    escapes it (``\\x00``, ``\\n``, ``\\xe9``), and the rest cut with a count of what was cut."""
+    escapes it (``\\x00``, ``\\n``, ``\\xe9``), and the rest cut with a count of the characters cut."""
     if text.isascii() and text.isprintable() and len(text) <= limit:
         return text
-    escaped = "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in text)
-    if len(escaped) <= limit:
-        return escaped
-    return f"{escaped[:limit]}... ({len(escaped) - limit} more characters)"
+    shown: list[str] = []
+    width = 0
+    for c in text:  # escapes only what is shown: a 50 MB reason costs what 200 characters cost
+        piece = c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii")
+        if width + len(piece) > limit:
+            return f"{''.join(shown)}... ({len(text) - len(shown)} more characters)"
+        shown.append(piece)
+        width += len(piece)
+    return "".join(shown)

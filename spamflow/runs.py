@@ -81,6 +81,7 @@ class StageRunner:
         """``targets`` and the stages they read, then the contents of run.json; None for the
         latter after saying on stderr which stage failed and where run.json is.  Under a remote
         workdir the entries of ``targets`` and what they read point at local copies."""
+        config.with_force(getattr(self.args, "force", None))  # every command's --force, if it has one
         settings = self.settings(config)
         outcome = self.runner(config, plugins, settings, targets=targets)
         if not outcome.ok:

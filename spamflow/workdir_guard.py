@@ -44,7 +44,8 @@ def _refusal(where: str, location: str, others: list[str]) -> ConfigError:
     return ConfigError(
         f"{where}: workdir: {location} is a non-empty folder spamflow did not create (it holds {shown}); a run "
         "writes stages/, run.json and report/ there and would overwrite files of those names. Give a new or "
-        f"empty folder, or say it may be used: `spamflow run --force`, or `workdir_force: true` in the config "
+        f"empty folder, or say it may be used: `--force` on the command line (run, demo, crawl, train, score, "
+        "evaluate, quilt-sweep, hss similar, report), or `workdir_force: true` in the config "
         f"(spamflow then marks it with {MARKER})")
 
 

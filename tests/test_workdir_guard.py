@@ -4,6 +4,7 @@ unless told to (``--force`` / ``workdir_force: true``); a workdir spamflow made 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -149,3 +150,23 @@ def test_validate_leaves_no_probe_file_behind(tmp_path, capsys):
     (tmp_path / "runs").mkdir()
     assert main(["validate", "-c", str(config)]) == 0
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["train", "-o", "model.skops"],
+                                     ["evaluate"], ["quilt-sweep"], ["hss", "similar", "http://a.example/"]],
+                         ids=lambda c: " ".join(c[:2]) if c[0] == "hss" else c[0])
+def test_plugin_commands_that_run_stages_refuse_a_users_folder_and_take_force(tmp_path, capsys, command):
+    """Every command that runs the config's stages is guarded as ``run`` is, and says so with
+    its own ``--force`` (``score`` shares train's input flags; it first needs a model): the guard passed, the folder is marked (the command may then stop
+    on what it needs, e.g. a model file)."""
+    folder = _users_folder(tmp_path)
+    config = _config(tmp_path, folder)
+    if command[0] == "hss":
+        config.write_text(config.read_text().replace("{obvious: {}}", "{hss: {}}"))
+    assert main([*command, "-c", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "did not create" in err and "--force" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["report", "run.json"]
+    with contextlib.suppress(SystemExit):  # e.g. "no host of the feature table has a label": past the guard
+        main([*command, "-c", str(config), "--force"])
+    assert (folder / MARKER).is_file()

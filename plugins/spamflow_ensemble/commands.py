@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spamflow.atomic import atomic_path, write_text_atomic
+from spamflow.workdir_guard import add_force_option
 from spamflow_ensemble.dataset import GROUP_BY, name_hosts, row_groups, row_labels, to_binary
 from spamflow_ensemble.detector import ClassifyParams
 from spamflow_ensemble.labels import NONSPAM, SPAM, read_hostnames, read_labels
@@ -31,6 +32,7 @@ def _inputs(p: argparse.ArgumentParser, labels: bool = True) -> None:
     src = p.add_argument_group("input")
     src.add_argument("-c", "--config", help="YAML config: run it up to its detectors and join their host tables")
     src.add_argument("--workdir", help="override the config's workdir")
+    add_force_option(src)
     src.add_argument("--table", action="append", default=[], metavar="PATH",
                      help="external feature table (.csv, .tsv, .parquet, .arff, optionally .gz) with a host or "
                           "hostid column; repeat to join several (each becomes a feature group)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from spamflow.workdir_guard import add_force_option
 from spamflow_hss.fingerprint_table import fingerprints_dataset
 from spamflow_hss.one_to_all import find_page, plot_curve, rank_by_similarity
 
@@ -26,6 +27,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("page", metavar="URL_OR_DOC_ID", help="the reference page: its URL or doc_id")
     p.add_argument("-c", "--config", required=True, help="YAML config file (with hss under detectors:)")
     p.add_argument("--workdir", help="override the config's workdir")
+    add_force_option(p)
     p.add_argument("--snapshot", help="take the reference page from this snapshot and rank only that snapshot")
     p.add_argument("--top", type=int, default=20, help="lines to print (default 20)")
     p.set_defaults(handler=run_command)

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from spamflow.errors import ConfigError
+from spamflow.workdir_guard import add_force_option
 from spamflow_quilt.params import QuiltParams
 from spamflow_quilt.sweep import parse_values, plot_figure3, run_sweep, sweep_points, write_table
 
@@ -27,6 +28,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         epilog="example: spamflow quilt-sweep -c my.yaml --k 2..10 --m 10,20,50,100 --c 2..8 --theta 0.1..0.9:0.1")
     p.add_argument("-c", "--config", required=True, help="YAML config file")
     p.add_argument("--workdir", help="override the config's workdir")
+    add_force_option(p)
     p.add_argument("--pivot", default="5,50,4,0.5", help="k,m,c,theta of the pivot (default: the paper's 5,50,4,0.5)")
     p.add_argument("--foreign", choices=["none", "domain", "ip"],
                    help="foreign-source mode for every point (default: the config's quilt block, else none)")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.recordloader import ArchiveLoadFailed, ArcWarcRecord, ArcWarcRecordLoader
 
 _RECORD_LINE = rb"WARC/[01]\.[0-9]{1,2}\r?\n"  # WARC/1.0, 1.1, and ClueWeb's 0.18
@@ -37,6 +38,7 @@ _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _CONTENT_LENGTH = re.compile(rb"(?im)^(content-length[ \t]*:[ \t]*)[^\r\n]*")
 _CHUNK = 1 << 20
 _MAX_HEADER = 1 << 20
+_MAX_LINE = 1 << 20  # one header line; HTTP servers refuse lines far shorter (8-64 KB)
 
 
 class _NamingLoader(ArcWarcRecordLoader):
@@ -50,6 +52,15 @@ class _NamingLoader(ArcWarcRecordLoader):
         return super().load_http_headers(rec_type, uri, stream, length)
 
 
+class _LineCappedReader(DecompressingBufferedReader):
+    """warcio's reader with a bound on one line: its ``readline`` joins buffers one by one,
+    which is quadratic in the line's length (a 50 MB line with no newline cost 80 s of CPU).
+    A longer line is returned in pieces of ``_MAX_LINE`` bytes, each read as a bad line."""
+
+    def readline(self, length: int | None = None) -> bytes:
+        return super().readline(_MAX_LINE if length is None or length > _MAX_LINE else length)
+
+
 class QuietArchiveIterator(ArchiveIterator):
     """warcio's iterator without its stderr warning on a bad Content-Length: spamflow reports
     that record itself (counted, with file and offset); and with a loader that names a
@@ -60,6 +71,7 @@ class QuietArchiveIterator(ArchiveIterator):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.loader.__class__ = _NamingLoader  # warcio's loader as it configured it, one method more
+        self.reader.__class__ = _LineCappedReader  # and its reader, nothing read yet
 
 
 @dataclass(frozen=True)
@@ -239,17 +251,20 @@ class RecordEnds:
         tail = b""
         length = 0
         pos = start
+        pending = b""
         while not inflate.eof:
-            data = self._read(pos, _CHUNK)
-            if not data:
-                return None
-            pos += len(data)
-            try:
-                out = inflate.decompress(data)
+            if not pending:
+                pending = self._read(pos, _CHUNK)
+                if not pending:
+                    return None
+                pos += len(pending)
+            try:  # at most _CHUNK bytes out per step: a member that inflates 1000-fold stays small
+                out = inflate.decompress(pending, _CHUNK)
             except zlib.error:
                 return None
+            pending = inflate.unconsumed_tail
             length += len(out)
             if len(head) < keep:
                 head += out[:keep - len(head)]
             tail = (tail + out)[-4:]
-        return bytes(head), length, tail, pos - len(inflate.unused_data)
+        return bytes(head), length, tail, pos - len(inflate.unused_data)  # at eof the tail is unused_data too
