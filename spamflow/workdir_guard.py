@@ -137,6 +137,6 @@ FORCE_HELP = ("write into the workdir even if it is a non-empty folder spamflow 
               "workdir_force: true); without it such a folder is refused, so a run never overwrites your own files")
 
 
-def add_force_option(p: argparse.ArgumentParser) -> None:
+def add_force_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--force``: the config's ``workdir_force: true`` for this command."""
     p.add_argument("--force", action="store_true", default=None, help=FORCE_HELP)
