@@ -118,8 +118,19 @@ def test_wet_and_wat_files_are_said_to_hold_no_html_naming_the_warc_they_came_fr
     _derived_warc(bare, "WET", warcinfo_name=None)
     page = tmp_path / "real.warc.gz"
     write_warc(page, [Resp("http://x.example.com/", html("t", "x"), date="2026-01-05T00:00:00Z")])
-    assert [derived_file(p) and (derived_file(p).kind, derived_file(p).source) for p in (wet, wat, bare, page)] == [
-        ("WET", "CC-MAIN-1-00007.warc.gz"), ("WAT", "CC-MAIN-1-00007.warc.gz"), ("WET", None), None]
+    fields = tmp_path / "log.warc.gz"  # a crawler's log: metadata records of warc-fields, not a WAT file
+    with open(fields, "wb") as fh:
+        from io import BytesIO
+
+        from warcio.warcwriter import WARCWriter
+
+        writer = WARCWriter(fh, gzip=True)
+        body = b"outlink: http://x.example.com/a\r\n"
+        writer.write_record(writer.create_warc_record("http://x.example.com/", "metadata", payload=BytesIO(body),
+                                                      length=len(body), warc_content_type="application/warc-fields"))
+    assert [derived_file(p) and (derived_file(p).kind, derived_file(p).source)
+            for p in (wet, wat, bare, page, fields)] == [
+        ("WET", "CC-MAIN-1-00007.warc.gz"), ("WAT", "CC-MAIN-1-00007.warc.gz"), ("WET", None), None, None]
 
     rows, result = _ingest(tmp_path, [(wet, None), (wat, None), (bare, "s"), (page, None)])
     assert [r["path"] for r in rows] == [str(page)]

@@ -43,8 +43,8 @@ class DerivedFile:
 
 def derived_file(path: str | Path, name: str | None = None) -> DerivedFile | None:
     """The file at ``path`` as a WET or WAT file, or None when it is not one (it has a
-    capture among its first ``LOOK_AT`` records, or no conversion or metadata record, or is
-    not WARC at all)."""
+    capture among its first ``LOOK_AT`` records, or neither a conversion record nor a JSON
+    metadata record, or is not WARC at all)."""
     kinds: list[str] = []
     warcinfo_name: str | None = None
     container: str | None = None
@@ -55,7 +55,7 @@ def derived_file(path: str | Path, name: str | None = None) -> DerivedFile | Non
             return None
         if item.rec_type == "warcinfo" and warcinfo_name is None:
             warcinfo_name = item.header("WARC-Filename")
-        elif item.rec_type in DERIVED_KINDS:
+        elif item.rec_type == "conversion" or _is_wat_json(item):  # other metadata records say nothing
             kinds.append(DERIVED_KINDS[item.rec_type])
             if container is None and item.payload is not None:
                 container = _container_filename(item.payload)
