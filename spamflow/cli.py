@@ -203,7 +203,10 @@ def _dispatch(args: argparse.Namespace, runner: DagRunner) -> int:
     if args.command == "crawl":
         return _crawl(args, config)
     if args.command == "validate":
+        from spamflow.workdir_guard import check_writable
+
         plan = plan_run(config, plugins)
+        check_writable(config.workdir_location, where=config.where())  # a remote one was checked on loading
         print(f"{config_path}: ok")
         print(f"workdir: {config.workdir_location}"
               + (f" (local cache: {config.workdir})" if config.workdir_url else ""))

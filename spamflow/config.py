@@ -367,7 +367,9 @@ def detector_upstream(name: str, params: BaseModel, selected: Mapping[str, type[
         if need in core or need in selected:
             continue
         if need in ("demo", "crawl", "ingest", "parse", "report"):
-            raise ConfigError(f"{where}: detectors.{name} reads stage {need!r}, which this config does not run")
+            hint = selected[name].missing_upstream_hint(need, params)
+            raise ConfigError(f"{where}: detectors.{name} reads stage {need!r}, which this config does not run"
+                              + (f": {hint}" if hint else ""))
         raise ConfigError(f"{where}: detectors.{name} requires the {need!r} detector; "
                           f"enable it under detectors: ({need}: {{}})")
     return needs

@@ -223,6 +223,13 @@ class Stage:
         """
         return cls.requires
 
+    @classmethod
+    def missing_upstream_hint(cls, stage: str, params: BaseModel) -> str:
+        """What the user should change when ``upstream`` names a core stage (``demo``, ``crawl``)
+        the run does not have, said after the config error; empty when there is nothing to add.
+        (The classifier reads ``demo`` only for its default labels: it says to give ``labels:``.)"""
+        return ""
+
     def run(self, ctx: StageContext) -> StageResult:
         raise NotImplementedError(f"detector {self.name!r} does not implement run()")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from spamflow import storage
@@ -64,6 +65,7 @@ def _claim_local(folder: Path, *, force: bool, where: str) -> None:
         return
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{where}: workdir: {folder} is a file, not a folder")
+    check_writable(folder, where=where)
     names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
     if names and not force and not _local_is_own(folder, names):
         raise _refusal(where, str(folder), names)
@@ -72,6 +74,31 @@ def _claim_local(folder: Path, *, force: bool, where: str) -> None:
         marker.write_bytes(MARKER_TEXT)
     except OSError as exc:
         raise ConfigError(f"{where}: workdir: cannot write {marker}: {exc.strerror or exc}") from None
+
+
+def check_writable(location: str | Path, *, where: str = "<config>") -> None:
+    """Raise :class:`ConfigError` naming the folder and the reason if a run could not write the
+    local workdir ``location``: it, or the nearest folder above it that exists (where it would be
+    made), must take a new file.  Proved by creating and removing a probe file, since
+    permission bits do not tell (root, read-only mounts, immutable folders, ACLs).  A remote
+    workdir is checked when the config is loaded (:func:`spamflow.storage.check_workdir`)."""
+    if storage.is_url(location):
+        return
+    folder = Path(location)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file, not a folder" if existing == folder else f"cannot be made: {existing} is a file"
+        raise ConfigError(f"{where}: workdir: {folder} {what}")
+    probe = existing / f"{_PROBE_PREFIX}{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+    except OSError as exc:
+        made = "" if existing == folder else f" (it would be made in {existing})"
+        raise ConfigError(f"{where}: workdir: {folder} is not writable{made}: cannot create a file in "
+                          f"{existing}: {exc.strerror or exc}; give a workdir you can write") from None
+    probe.unlink(missing_ok=True)
 
 
 def _local_is_own(folder: Path, names: list[str]) -> bool:
@@ -110,6 +137,6 @@ FORCE_HELP = ("write into the workdir even if it is a non-empty folder spamflow 
               "workdir_force: true); without it such a folder is refused, so a run never overwrites your own files")
 
 
-def add_force_option(p: argparse.ArgumentParser) -> None:
+def add_force_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--force``: the config's ``workdir_force: true`` for this command."""
     p.add_argument("--force", action="store_true", default=None, help=FORCE_HELP)

@@ -215,3 +215,23 @@ def test_uk2007_arff_labels_and_hostnames_line_up():
     assert sum(v == "spam" for v in got) == 222
     lengths = dict(zip(table.host, table.X[:, table.features.index("obvious_features.length_of_hostname")]))
     assert all(lengths[h] == len(h) for h in list(lengths)[:500])  # ids map to the right host names
+
+
+def test_classify_without_labels_outside_the_demo_says_to_give_labels(tmp_path, capsys):
+    """Issue 39 item 5: ``classify: {}`` on one's own WARC files said only that it reads stage
+    'demo'; now the one line says it needs ``labels:``, which kinds, and where the docs are."""
+    from spamflow_workflows.cli import main
+
+    from warc_factory import write_two_months
+
+    write_two_months(tmp_path)
+    config = tmp_path / "my.yaml"
+    config.write_text("workdir: runs\ninput: {warc: [jan/*.warc.gz]}\ndetectors: {obvious: {}, classify: {}}\n")
+    assert main(["validate", "-c", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"spamflow: config error: {config}: detectors.classify"), err
+    for words in ("needs labels:", "host,label CSV", "--rankings", "docs/classify.md#bring-your-own-labels"):
+        assert words in err, (words, err)
+    (tmp_path / "labels.csv").write_text("host,label\nsite0.example.co.uk,spam\nsite1.example.co.uk,nonspam\n")
+    config.write_text(config.read_text().replace("classify: {}", "classify: {labels: labels.csv}"))
+    assert main(["validate", "-c", str(config)]) == 0

@@ -110,3 +110,34 @@ def test_progress_bar_draws_on_a_terminal_only_unless_told(tmp_path):
         os.close(follower)
     assert "d-None" in drawn and "d-False" not in drawn
     assert "d-True" in logged and "d-None" not in logged
+
+
+@pytest.mark.slow
+def test_each_stage_prints_a_line_as_it_starts_and_ends_when_no_bar_is_drawn(tmp_path):
+    """Issue 39 item 6: with stderr a pipe (a log), a run printed nothing until it ended.  Now
+    the run says how many stages it will run, and each stage says when it starts and when it
+    ends, with its seconds and first counts, as run.json has them; --no-progress is silent."""
+    write_warc(tmp_path / "a.warc.gz", [Resp(f"http://x{i % 2}.example.com/{i}", html("t", f"<p>x {i}</p>"))
+                                        for i in range(4)])
+    (tmp_path / "c.yaml").write_text("workdir: out\ninput: {warc: ['*.warc.gz']}\ndetectors: {obvious: {}}\n")
+    out = _spamflow("run", "-c", "c.yaml", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    stages = json.loads((tmp_path / "out" / "run.json").read_text())["stages"]
+    lines = [line for line in out.stderr.splitlines() if line.startswith("spamflow: ")]
+    assert lines[0] == f"spamflow: {len(stages)} stage(s) to run, 0 done before (cached)", out.stderr
+    for name, stage in stages.items():
+        started = lines.index(f"spamflow: stage {name} started")
+        done = [i for i, line in enumerate(lines) if line.startswith(f"spamflow: stage {name} done in ")]
+        assert len(done) == 1 and done[0] > started, out.stderr
+        line = lines[done[0]]
+        seconds = float(line.split(" done in ")[1].split(" s")[0])
+        assert abs(seconds - stage["seconds"]) <= 0.5 + 0.1 * stage["seconds"], (line, stage["seconds"])
+        first = list(stage["counts"].items())[:2]
+        assert line.endswith(": " + counts_text(stage["counts"], 4)) and all(f"{k}={v}" in line for k, v in first)
+        for up in stage["requires"]:  # a stage starts after what it reads has ended
+            assert started > lines.index(next(x for x in lines if x.startswith(f"spamflow: stage {up} done")))
+    again = _spamflow("run", "-c", "c.yaml", cwd=tmp_path)
+    assert [line for line in again.stderr.splitlines() if line.startswith("spamflow: ")] == [
+        f"spamflow: 0 stage(s) to run, {len(stages)} done before (cached)"], again.stderr
+    quiet = _spamflow("run", "-c", "c.yaml", "--workdir", "quiet", "--no-progress", cwd=tmp_path)
+    assert quiet.returncode == 0 and "spamflow: " not in quiet.stderr, quiet.stderr

@@ -76,3 +76,79 @@ def test_stage_outputs_name_missing_outputs():
     outputs = StageOutputs("parse", Path("/x"), {"pages": Path("/x/pages")}, {})
     with pytest.raises(KeyError, match="stage 'parse' has no output 'hosts'; it has \\['pages'\\]"):
         outputs["hosts"]
+
+
+def _derived_warc(path: Path, kind: str, *, warcinfo_name: str | None, container: str | None = None) -> None:
+    """A small WET (``conversion`` records, text) or WAT (``metadata`` records, JSON) file as
+    Common Crawl writes them: a warcinfo record naming the file, then one record per page."""
+    from io import BytesIO
+
+    from warcio.warcwriter import WARCWriter
+
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        if warcinfo_name is not None:
+            writer.write_record(writer.create_warcinfo_record(warcinfo_name, {"software": "test"}))
+        for i in range(3):
+            url = f"https://site{i}.example.org/"
+            if kind == "WET":
+                body, rec_type, ctype = f"page {i} as text".encode(), "conversion", "text/plain"
+            else:
+                meta = {"Envelope": {"WARC-Header-Metadata": {"WARC-Target-URI": url}}}
+                if container:
+                    meta["Container"] = {"Filename": container, "Offset": str(1000 * i)}
+                body, rec_type, ctype = json.dumps(meta).encode(), "metadata", "application/json"
+            record = writer.create_warc_record(url, rec_type, payload=BytesIO(body), length=len(body),
+                                               warc_content_type=ctype, warc_headers_dict={
+                                                   "WARC-Date": "2024-05-18T01:58:10Z",
+                                                   "WARC-Refers-To": f"<urn:uuid:0000000{i}-aaaa>"})
+            writer.write_record(record)
+
+
+def test_wet_and_wat_files_are_said_to_hold_no_html_naming_the_warc_they_came_from(tmp_path, capsys):
+    """Issue 39 item 3: WET/WAT input made 0 pages and exited 0 without a word.  Each such file
+    is now a counted bad input (``bad_wet``, ``bad_wat``) saying what it is and which WARC to
+    give instead (as the file names it); when nothing else is left the run fails saying so."""
+    from spamflow.parse.derived_files import derived_file
+    from spamflow_workflows.cli import main
+
+    wet, wat, bare = tmp_path / "x.warc.wet.gz", tmp_path / "x.warc.wat.gz", tmp_path / "bare.wet.gz"
+    _derived_warc(wet, "WET", warcinfo_name="CC-MAIN-1-00007.warc.wet.gz")
+    _derived_warc(wat, "WAT", warcinfo_name="whatever.gz", container="CC-MAIN-1-00007.warc.gz")
+    _derived_warc(bare, "WET", warcinfo_name=None)
+    page = tmp_path / "real.warc.gz"
+    write_warc(page, [Resp("http://x.example.com/", html("t", "x"), date="2026-01-05T00:00:00Z")])
+    fields = tmp_path / "log.warc.gz"  # a crawler's log: metadata records of warc-fields, not a WAT file
+    with open(fields, "wb") as fh:
+        from io import BytesIO
+
+        from warcio.warcwriter import WARCWriter
+
+        writer = WARCWriter(fh, gzip=True)
+        body = b"outlink: http://x.example.com/a\r\n"
+        writer.write_record(writer.create_warc_record("http://x.example.com/", "metadata", payload=BytesIO(body),
+                                                      length=len(body), warc_content_type="application/warc-fields"))
+    assert [derived_file(p) and (derived_file(p).kind, derived_file(p).source)
+            for p in (wet, wat, bare, page, fields)] == [
+        ("WET", "CC-MAIN-1-00007.warc.gz"), ("WAT", "CC-MAIN-1-00007.warc.gz"), ("WET", None), None, None]
+
+    rows, result = _ingest(tmp_path, [(wet, None), (wat, None), (bare, "s"), (page, None)])
+    assert [r["path"] for r in rows] == [str(page)]
+    assert {k: v for k, v in result.counts.items() if k.startswith("bad_")} == {
+        "bad_not_warc": 0, "bad_wet": 2, "bad_wat": 1}
+    reasons = {b["file"]: b["reason"] for b in result.bad_records}
+    assert reasons[str(wet)].startswith("a WET file (text extracted from a WARC): no HTML; parse the WARC it "
+                                        "came from, CC-MAIN-1-00007.warc.gz (its warcinfo's WARC-Filename")
+    assert "CC-MAIN-1-00007.warc.gz (its Container.Filename)" in reasons[str(wat)]
+    assert "the file does not name it" in reasons[str(bare)]
+    (tmp_path / "strict").mkdir()
+    with pytest.raises(BadInputError, match=r"x\.warc\.wet\.gz at offset 0: a WET file"):
+        _ingest(tmp_path / "strict", [(wet, None), (page, None)], strict=True)
+
+    config = tmp_path / "wet.yaml"  # only WET and WAT: the run fails (exit 1) saying why
+    config.write_text(f"workdir: run\ninput: {{warc: ['{wet}', '{wat}']}}\ndetectors: {{obvious: {{}}}}\n")
+    assert main(["run", "-c", str(config), "--no-progress", "--local-scheduler"]) == 1
+    err = capsys.readouterr().err
+    failed = [line for line in err.splitlines() if line.startswith("spamflow: stage 'ingest' failed: ")]
+    assert len(failed) == 1 and "no WARC file of captures to parse" in failed[0], err
+    assert f"{wet} is a WET file" in failed[0] and f"{wat} is a WAT file" in failed[0], err

@@ -112,14 +112,15 @@ def test_external_plugin_adds_a_report_section_host_columns_and_evidence(install
     assert report["counts"]["longpages_shown"] == 3 and report["counts"]["longpages_not_shown"] == 0
     index = Path(report["outputs"]["report"])
     soup = BeautifulSoup(index.read_text(encoding="utf-8"), "html.parser")
-    assert [s["id"] for s in soup.find_all("section")] == ["summary", "hosts", "wordcount"]
+    assert [s["id"] for s in soup.find_all("section")] == ["hosts", "summary", "wordcount"]
     section = soup.select_one("#wordcount")
     assert "3 of 5 pages are long." in section.get_text()
     assert (index.parent / section.select_one("img")["src"]).is_file()
     articles = {a["id"]: a for a in section.select("article.evidence")}
     assert sorted(a["data-key"].split(":")[0] for a in articles.values()) == ["longpage"] * 3
     header = [th.get("title") or th.get_text(strip=True) for th in soup.select("#host-table thead th")]
-    rows = {tr.find_all("td")[1].text: tr.find_all("td") for tr in soup.select("#host-table tbody tr")}
+    rows = {tr.find_all("td")[header.index("host")].text: tr.find_all("td")
+            for tr in soup.select("#host-table tbody tr")}
     # hand-worked: a has one long page, b none, c two
     long_pages = {host: td[header.index("wordcount.long_pages")].get_text(strip=True) for host, td in rows.items()}
     assert long_pages == {"a.example.com": "1", "b.example.com": "0", "c.example.com": "2"}

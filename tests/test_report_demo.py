@@ -64,7 +64,8 @@ def test_host_table_has_every_host_and_the_planted_spam_fires(stages, report):
     hosts = pq.read_table(stages["obvious"]["outputs"]["hosts"]).num_rows
     assert len(rows) == hosts == stages["report"]["counts"]["hosts_shown"]
     header = [th.get_text(strip=True) for th in report.select("#host-table thead th")]
-    fired = {(r.find_all("td")[0].text, r.find_all("td")[1].text): r.find_all("td")[header.index("fired")].text.split()
+    snapshot, host, fired = header.index("snapshot"), header.index("host"), header.index("fired")
+    fired = {(r.find_all("td")[snapshot].text, r.find_all("td")[host].text): r.find_all("td")[fired].text.split()
              for r in rows}
     truth = _truth(stages)
     for snapshot, quilts in truth["quilts"].items():
@@ -79,6 +80,37 @@ def test_host_table_has_every_host_and_the_planted_spam_fires(stages, report):
     # score, the training snapshot's, after them)
     scores = [float(r.find_all("td")[header.index("score")].text or -1) for r in rows]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_the_report_leads_with_the_findings_and_stays_under_a_megabyte(stages, report):
+    """Issue 39 item 7: the host table leads with score, label, fired and evidence; the feature
+    columns come after, hidden behind a toggle, named in words (the stage's declared feature
+    descriptions, or its plugin's names: no bare ``AVG_52``); long evidence lists are collapsed
+    under their count; the demo's page stays under 1 MB (it was 1.06 MB)."""
+    path = Path(stages["report"]["outputs"]["report"])
+    assert path.stat().st_size < 1_000_000, path.stat().st_size
+    table = report.select_one("#host-table")
+    header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+    assert header[:5] == ["host", "score", "label", "fired", "evidence"]
+    assert "features-hidden" in table["class"] and report.select_one("#host-features") is not None
+    cells = table.select("thead th")
+    features = [th for th in cells if "feature" in (th.get("class") or [])]
+    assert features and min(cells.index(th) for th in features) > header.index("evidence")
+    names = {th["data-column"]: th.get_text(" ", strip=True).split(" ", 1)[1] for th in features}
+    declared = {f"{stage}.{name}": f["description"] for stage, record in stages.items()
+                for spec in (record.get("host_tables") or {}).values() for name, f in spec["features"].items()}
+    for column, name in names.items():
+        if column in declared:
+            assert name == declared[column], column
+        assert not re.fullmatch(r"(HST|HMG|AVG|STD)_\d+|[a-z]+(_[a-z]+)+", name), (column, name)
+    assert names["content.AVG_52"] == "fraction anchor text (mean over pages)"
+    assert names["quilt.quilted_pages"] == "quilted pages"
+    for row in table.select("tbody tr"):  # every data cell of a feature column is marked, so the toggle hides it
+        assert len(row.select("td.feature")) == len(features)
+    quilts = report.select_one("#quilts details.evidence-list")
+    shown = stages["report"]["counts"]["quilts_shown"]
+    assert quilts is not None and len(quilts.select("article.evidence")) == shown > 3
+    assert quilts.find("summary").get_text(strip=True).startswith(f"{shown} quilts")
 
 
 def _marked_words(text_node) -> list[tuple[str, int]]:

@@ -56,7 +56,7 @@ def test_classify_section_shows_scores_roc_and_auc_tables(tmp_path):
     groups = {tr.find_all("td")[0].get_text(strip=True): tr.find_all("td")[1].get_text(strip=True) for tr in soup.select("#classify tbody tr")}
     assert groups["links"] == "0.8" and groups["linkfarm"] == "0.75" and groups["logistic"] == "0.6"
     rows = soup.select("#host-table tbody tr")
-    assert [r.find_all("td")[1].text for r in rows] == ["b.example", "c.example", "a.example"]  # by score
+    assert [r.find_all("td")[0].text for r in rows] == ["b.example", "c.example", "a.example"]  # by score, host first
     header = [th.text for th in soup.select("#host-table thead th")]
     b = [td.get_text(strip=True) for td in rows[0].find_all("td")]
     assert b[header.index("score")] == "0.9" and b[header.index("true label")] == "spam"
@@ -98,7 +98,7 @@ def test_a_section_anchor_taken_twice_is_an_error(tmp_path):
         write_report(stages, tmp_path / "report", title="t", plugins=plugins)
 
 
-def test_sections_are_placed_by_order_after_the_summary_and_hosts(tmp_path):
+def test_sections_are_placed_by_order_after_the_hosts_and_summary(tmp_path):
     """A plugin places its section among the built-ins' (classify is 10) with ``order``; one
     that names none (a three-argument hook written before ``order``) comes after them."""
     class Placed:
@@ -111,8 +111,8 @@ def test_sections_are_placed_by_order_after_the_summary_and_hosts(tmp_path):
     stages = {"classify": _classify_stage(tmp_path / "classify")}
     path, counts = write_report(stages, tmp_path / "report", title="t", plugins=plugins)
     soup = BeautifulSoup(path.read_text(), "html.parser")
-    assert [s["id"] for s in soup.find_all("section")] == ["summary", "hosts", "early", "classify", "extra"]
-    assert [a["href"] for a in soup.select("nav a")] == ["#summary", "#hosts", "#early", "#classify", "#extra"]
+    assert [s["id"] for s in soup.find_all("section")] == ["hosts", "summary", "early", "classify", "extra"]
+    assert [a["href"] for a in soup.select("nav a")] == ["#hosts", "#summary", "#early", "#classify", "#extra"]
     assert counts["sections"] == 5
 
 

@@ -95,3 +95,24 @@ def test_the_readmes_config_validates_as_written_beside_a_warc_folder(tmp_path, 
     code, out, err = _validate(config, capsys)
     assert code == 0, err
     assert out.startswith(f"{config}: ok\n")
+
+
+def test_the_readmes_config_never_starts_the_slow_local_runner(tmp_path):
+    """Issue 39 item 8: the README's config must not make a first run slow.  Its runner was
+    ``auto``, which is ``local`` (mrjob subprocesses: 35.2 s against 6.3 s inline on the eight
+    sample WARCs, benchmarks/README.md) above 64 MiB of WARC, i.e. on one Common Crawl file.
+    The runner it names stays in this process whatever the input's size."""
+    from spamflow.config import load_config
+    from spamflow.mr.engine import resolve_runner
+    from spamflow.plugins import get_plugins
+    from spamflow.runs import run_settings
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(# my\.yaml.*?)```", readme, re.S)
+    assert block, "README has no '# my.yaml' YAML block"
+    config = tmp_path / "my.yaml"
+    config.write_text(block.group(1), encoding="utf-8")
+    _make(tmp_path / "data" / "*.warc.gz")
+    settings = run_settings(load_config(config, get_plugins()).model)
+    for size in (0, 10**6, 2**30, 10**12, None):  # None: a remote input of unknown size
+        assert resolve_runner(settings, size).runner == "inline", size

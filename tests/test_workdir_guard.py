@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,47 @@ def test_a_remote_workdir_is_checked_and_marked_on_the_store(s3_runs_bucket):
     claim_workdir("s3://runs/old")
     keys = {o["Key"] for o in client.list_objects_v2(Bucket="runs")["Contents"]}
     assert {f"mine/{MARKER}", f"fresh/{MARKER}", f"old/{MARKER}"} <= keys
+
+
+def _unwritable_workdirs(tmp_path: Path) -> list[tuple[Path, str]]:
+    """Workdirs a run cannot write, with the words the error must say: one under a file (which
+    stops root too) and, when not running as root (root writes anyway), one in a 0555 folder."""
+    (tmp_path / "a-file").write_text("not a folder")
+    cases = [(tmp_path / "a-file" / "run", f"cannot be made: {tmp_path / 'a-file'} is a file")]
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        cases.append((locked / "run", f"not writable (it would be made in {locked})"))
+        cases.append((locked, f"{locked} is not writable"))
+    return cases
+
+
+def test_validate_and_run_say_in_one_line_that_the_workdir_cannot_be_written(tmp_path, capsys):
+    """Issue 39 item 4: validate passed an unwritable workdir, and run then failed with two
+    tracebacks.  Both now exit 2 with one line naming the config, the folder and why."""
+    for workdir, why in _unwritable_workdirs(tmp_path):
+        project = tmp_path / f"p-{len(list(tmp_path.iterdir()))}"
+        project.mkdir()
+        config = _config(project, workdir)
+        for command in (["validate"], ["run", "--no-progress", "--local-scheduler"]):
+            assert main([command[0], "-c", str(config), *command[1:]]) == 2, (command, workdir)
+            err = capsys.readouterr().err
+            assert err.splitlines() == [err.strip()], err  # one line, no traceback
+            assert err.startswith(f"spamflow: config error: {config}: workdir: {workdir}") and why in err, err
+    try:
+        os.chmod(tmp_path / "locked", 0o755)  # let pytest clean it up
+    except FileNotFoundError:
+        pass
+
+
+def test_validate_leaves_no_probe_file_behind(tmp_path, capsys):
+    config = _config(tmp_path, tmp_path / "runs" / "new")
+    assert main(["validate", "-c", str(config)]) == 0
+    assert not (tmp_path / "runs").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+    (tmp_path / "runs").mkdir()
+    assert main(["validate", "-c", str(config)]) == 0
+    assert list((tmp_path / "runs").iterdir()) == []
 
 
 @pytest.mark.parametrize("command", [["train", "-o", "model.skops"],

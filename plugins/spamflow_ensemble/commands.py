@@ -310,7 +310,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from spamflow_ensemble.evidence import detector_details, evidence_column
+    from spamflow_ensemble.evidence import declared_by_classes, detector_details, evidence_column, firing_rules
     from spamflow_ensemble.frozen import freeze_params, load_statistics
     from spamflow_ensemble.model import align
     from spamflow_ensemble.persist import load_model
@@ -327,8 +327,11 @@ def run_score(args: argparse.Namespace) -> int:
     scores = _score(args, bundle, X)
     seconds = time.time() - started
     rows = np.arange(len(scores))
+    from spamflow.plugins import get_plugins
+
+    classes = {d.name: d.cls for d in get_plugins().detectors.infos()}
     evidence = evidence_column(table, rows, scores, X, bundle, detector_details(stages), args.explain_hosts,
-                               args.top_features)
+                               args.top_features, firing_rules(declared_by_classes(classes)))
     columns = {"snapshot": table.snapshot, "host": table.host, "score": scores,
                "label": [SPAM if v >= bundle["threshold"] else NONSPAM for v in scores]}
     result: dict[str, Any] = {"scores": str(args.out)}

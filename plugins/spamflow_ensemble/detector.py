@@ -25,7 +25,7 @@ from spamflow.mr import Engine, use_mapreduce
 from spamflow.per_host import host_schema
 from spamflow_ensemble.binning import bins_for
 from spamflow_ensemble.dataset import GROUP_BY, row_groups, row_labels, to_binary
-from spamflow_ensemble.evidence import detector_details, evidence_column
+from spamflow_ensemble.evidence import detector_details, evidence_column, firing_rules
 from spamflow_ensemble.fastauc import auc
 from spamflow_ensemble.labels import NONSPAM, SPAM, Labels, read_hostnames, read_labels
 from spamflow_ensemble.tables import detector_host_tables, host_ips, join_host_tables
@@ -132,6 +132,16 @@ class ClassifyDetector(Detector):
         detectors = params.detectors if params.detectors is not None else [n for n in selected if n != cls.name]
         return ("parse", *(["demo"] if params.labels == "demo" else []), *detectors)
 
+    @classmethod
+    def missing_upstream_hint(cls, stage: str, params: BaseModel) -> str:
+        """``classify: {}`` outside the demo: its default ``labels: demo`` is the demo's ground truth."""
+        if stage != "demo":
+            return ""
+        return ("classify needs labels: to train on (without it, it takes the demo's ground truth): give "
+                "labels: FILE, a host,label CSV (spamflow judge writes one) or a Web Spam Challenge labels "
+                "file, or train on spam rankings with `spamflow train --rankings`; see "
+                "docs/classify.md#bring-your-own-labels")
+
     def run(self, ctx: StageContext) -> StageResult:
         p = ctx.params
         assert isinstance(p, ClassifyParams)
@@ -234,8 +244,9 @@ class ClassifyDetector(Detector):
     def _write_scores(ctx: StageContext, p: ClassifyParams, table, rows: np.ndarray, scores: np.ndarray,
                       truth: list, X: np.ndarray, bundle: dict, detectors: dict) -> None:
         threshold = bundle["threshold"]
+        rules = firing_rules({n: ctx.inputs[n].host_tables for n in detectors})
         evidence = evidence_column(table, rows, scores, X, bundle, detector_details(detectors),
-                                   p.explain_hosts, p.top_features)
+                                   p.explain_hosts, p.top_features, rules)
         out = pa.table({
             "snapshot": [table.snapshot[i] for i in rows],
             "host": [table.host[i] for i in rows],

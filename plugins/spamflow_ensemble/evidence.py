@@ -17,22 +17,57 @@ from typing import Any
 
 import numpy as np
 
-FIRED: dict[str, Callable[[Mapping[str, float]], bool]] = {
-    "quilt": lambda r: r.get("quilted_pages", 0) > 0,
-    "hss": lambda r: r.get("largest_cluster_domains", 0) >= 3,
-    "spin": lambda r: r.get("campaign_pages", 0) > 0,
-    "ids": lambda r: r.get("affiliate_network_domains", 0) >= 2,
+FiringRule = tuple[str, float]
+"""(column, above): a detector fired on a host when that column of its per-host table is above."""
+
+FIRED: dict[str, FiringRule] = {
+    "quilt": ("quilted_pages", 0.0),
+    "hss": ("largest_cluster_domains", 2.0),
+    "spin": ("campaign_pages", 0.0),
+    "ids": ("affiliate_network_domains", 1.0),
 }
-"""When a detector 'fired' for a host, read from its per-host table: quilted pages; an HSS
-cluster (one HTML template) spanning three or more registered domains (two are common
-among honest sites: a shared CMS theme); pages in a spin campaign (campaigns span at least
-spin's ``min_domains`` registered domains and hold no error or boilerplate-only page; being
-a promoted site is a feature, ``is_promoted``, not a firing: the campaign's links name it, it
-hosts no copy); a network of shared link-borne operator ids (affiliate tracking ids,
-affiliate paths, shortlinks) spanning two or more registered domains (ids'
-``affiliate_network_domains``; networks joined only by analytics or AdSense ids, which honest
-media groups share, are features, ``network_domains``).  (Detectors not listed here are
-features only: links and content scores are not verdicts on their own.)  docs/fired.md lists every detector's rule."""
+"""The built-in detectors' rules as they declare them (their first evidence feature,
+:func:`firing_rules`), for a table that comes without declarations (``--table``, a run made
+before them): quilted pages; an HSS cluster (one HTML template) spanning three or more
+registered domains (two are common among honest sites: a shared CMS theme); pages in a spin
+campaign (campaigns span at least spin's ``min_domains`` registered domains and hold no error
+or boilerplate-only page; being a promoted site is a feature, ``is_promoted``, not a firing);
+a network of shared link-borne operator ids spanning two or more registered domains (ids'
+``affiliate_network_domains``; networks joined only by analytics or AdSense ids are features).
+Links and content declare no evidence feature: their scores are not verdicts on their own.
+docs/fired.md lists every detector's rule."""
+
+
+def firing_rules(declared: Mapping[str, Mapping[str, Any]]) -> dict[str, FiringRule]:
+    """Each detector's firing rule from what it declares (``host_tables`` of its stage record,
+    or of its class, :mod:`spamflow.per_host`): the first feature marked ``evidence`` of its
+    first per-host table keyed by snapshot, fired above its ``above``; the report's host table
+    fires by the same declaration (``spamflow.report.host_columns.declared_columns``), so a
+    third-party detector takes part by declaring one.  A detector that declares tables but no
+    evidence feature never fires; one that declares none (an old record) keeps its :data:`FIRED`
+    rule if it has one."""
+    rules: dict[str, FiringRule] = {}
+    for detector, tables in declared.items():
+        if not tables:
+            if detector in FIRED:
+                rules[detector] = FIRED[detector]
+            continue
+        for spec in tables.values():
+            if list(spec.get("key", ["snapshot"]))[0] != "snapshot":
+                continue
+            evidence = [(name, f) for name, f in (spec.get("features") or {}).items() if f.get("evidence")]
+            if evidence:
+                name, feature = evidence[0]
+                rules[detector] = (name, float(feature.get("above", 0.0)))
+            break
+    return rules
+
+
+def declared_by_classes(classes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``host_tables`` as a stage record has them, from detector classes by name (for scoring a
+    table without stage records: the registered detectors' declarations)."""
+    return {name: {t.output: t.to_json() for t in getattr(cls, "host_tables", ())} for name, cls in classes.items()}
+
 
 MAX_LISTED = 5
 
@@ -68,17 +103,19 @@ def detector_details(stages: Mapping[str, Mapping[str, Path]]) -> dict[str, dict
 
 
 def fired_detectors(row: Mapping[str, float], key: tuple[str, str],
-                    details: Mapping[str, Mapping[tuple[str, str], Any]]) -> dict[str, dict[str, Any]]:
-    """``{detector: {feature: value, ...}}`` for the detectors of :data:`FIRED` that fired."""
+                    details: Mapping[str, Mapping[tuple[str, str], Any]],
+                    rules: Mapping[str, FiringRule] | None = None) -> dict[str, dict[str, Any]]:
+    """``{detector: {feature: value, ...}}`` for the detectors that fired by ``rules``
+    (:func:`firing_rules`; default the built-ins', :data:`FIRED`)."""
     by_detector: dict[str, dict[str, float]] = {}
     for name, value in row.items():
         detector, _, feature = name.partition(".")
         if not math.isnan(value):
             by_detector.setdefault(detector, {})[feature] = value
     out: dict[str, dict[str, Any]] = {}
-    for detector, rule in FIRED.items():
+    for detector, (column, above) in (FIRED if rules is None else rules).items():
         values = by_detector.get(detector)
-        if values and rule(values):
+        if values and values.get(column, 0) > above:
             entry: dict[str, Any] = {k: (int(v) if float(v).is_integer() else round(v, 6)) for k, v in values.items()}
             extra = details.get(detector, {}).get(key)
             if extra:
@@ -118,7 +155,8 @@ def top_features(X: np.ndarray, contributions: np.ndarray, names: list[str], k: 
 
 
 def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndarray, bundle: dict[str, Any],
-                    details: Mapping[str, Any], explain_hosts: int, k: int) -> list[str]:
+                    details: Mapping[str, Any], explain_hosts: int, k: int,
+                    rules: Mapping[str, FiringRule] | None = None) -> list[str]:
     """The ``evidence`` JSON of each scored row of ``table`` (``rows``): the detectors that
     fired for the host, and for the ``explain_hosts`` highest scores its ``k`` most
     influential features (``X``: the rows in the model's feature order)."""
@@ -134,6 +172,6 @@ def evidence_column(table: Any, rows: np.ndarray, scores: np.ndarray, X: np.ndar
     for i in rows:
         row = dict(zip(table.features, table.X[i].tolist()))
         key = (table.snapshot[i], table.host[i])
-        out.append(json.dumps({"detectors": fired_detectors(row, key, details),
+        out.append(json.dumps({"detectors": fired_detectors(row, key, details, rules),
                                "top_features": tops.get(int(i), [])}, sort_keys=True))
     return out

@@ -94,7 +94,10 @@ def links_section(record: dict[str, Any], assets: Path) -> ReportSection:
 
 @hookimpl
 def spamflow_report_host_columns(stage: str) -> HostColumns | None:
-    return HostColumns(("pagerank", "trustrank", "reciprocity")) if stage == STAGE else None
+    if stage != STAGE:
+        return None
+    return HostColumns(("pagerank", "trustrank", "reciprocity"), names={
+        "pagerank": "PageRank", "trustrank": "TrustRank", "reciprocity": "out-links linked back (fraction)"})
 
 
 @hookimpl

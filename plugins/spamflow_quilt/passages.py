@@ -64,3 +64,35 @@ def runs(words: Sequence[str], marks: Sequence[int]) -> list[tuple[int, str]]:
         else:
             out.append((mark, word))
     return out
+
+
+CUT = -2
+"""The mark of a run that stands for words left out (its text is how many)."""
+
+
+def elide(marked: Sequence[tuple[int, str]], context: int) -> list[tuple[int, str]]:
+    """``runs`` with every unmarked run longer than ``2 * context`` words cut to its first and
+    last ``context`` words (only its last ``context`` at the start of the text, only its first
+    at the end), the words left out as a ``(CUT, "<count>")`` run: a source beside a quilt
+    shows what it shares with the page and a little around it, not all of its text.
+
+    >>> elide([(-1, "a b c d e f"), (0, "x y"), (-1, "g h i j k l m"), (1, "z"), (-1, "n o p")], 1)
+    [(-2, '5'), (-1, 'f'), (0, 'x y'), (-1, 'g'), (-2, '5'), (-1, 'm'), (1, 'z'), (-1, 'n'), (-2, '2')]
+    >>> elide([(-1, "a b c")], 1)
+    [(-1, 'a b c')]
+    """
+    out: list[tuple[int, str]] = []
+    last = len(marked) - 1
+    for i, (mark, text) in enumerate(marked):
+        words = text.split(" ")
+        head = 0 if i == 0 else context
+        tail = 0 if i == last else context
+        if mark >= 0 or len(words) <= head + tail + context or (i == 0 and i == last):
+            out.append((mark, text))
+            continue
+        if head:
+            out.append((mark, " ".join(words[:head])))
+        out.append((CUT, str(len(words) - head - tail)))
+        if tail:
+            out.append((mark, " ".join(words[-tail:])))
+    return out

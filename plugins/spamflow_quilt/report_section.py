@@ -19,6 +19,9 @@ SWEEP_STAGE = "quilt_sweep"
 KIND = "quilt"
 MAX_TEXT_WORDS = 2000
 """Words of a page shown beside a quilt (the rest is cut, and the cut is said)."""
+SOURCE_CONTEXT = 12
+"""Words shown on either side of what a source shares with the quilt; the rest of the source
+is left out and counted (``passages.elide``), which keeps the demo's report under 1 MB."""
 
 QUILT = """
 {% macro quilt(q, page_runs, sources) -%}
@@ -31,7 +34,7 @@ linked source fraction {{ "%.2f"|format(q.linked_source_fraction) }}</p>
 {% for s in sources %}
 <div class="source"><h4><span class="swatch s{{ loop.index0 % 8 }}">{{ loop.index }}</span> <a href="{{ s.url }}">{{ s.url }}</a>
 <small>{{ s.grams }} new patch grams</small></h4>
-<p class="text">{% for mark, text in s.runs %}{% if mark >= 0 %}<mark class="s{{ s.index % 8 }}">{{ text }}</mark>{% else %}{{ text }}{% endif %} {% endfor %}</p></div>
+<p class="text">{% for mark, text in s.runs %}{% if mark >= 0 %}<mark class="s{{ s.index % 8 }}">{{ text }}</mark>{% elif mark == -2 %}<span class="quilt-cut" title="{{ text }} words this source does not share with the page, left out">[… {{ text }} words …]</span>{% else %}{{ text }}{% endif %} {% endfor %}</p></div>
 {% endfor %}
 </div></div>
 {%- endmacro %}
@@ -48,7 +51,7 @@ CSV_TABLE = """
 def quilt_evidence(stages: dict[str, dict[str, Any]], max_items: int) -> EvidenceSet:
     """The quilts with the highest patchfrac, each beside its sources, shared k-grams highlighted."""
     from spamflow.report.sections import environment, jsonl, macros, pages_by_id
-    from spamflow_quilt.passages import runs, source_marks
+    from spamflow_quilt.passages import elide, runs, source_marks
 
     record = stages[STAGE]
     total = 0
@@ -71,7 +74,7 @@ def quilt_evidence(stages: dict[str, dict[str, Any]], max_items: int) -> Evidenc
         source_words = [list(pages.get(s["doc_id"], {}).get("words") or [])[:MAX_TEXT_WORDS] for s in q["sources"]]
         owner, marks = source_marks(words, source_words, k)
         sources = [{"url": s["url"], "grams": s["grams"], "index": i,
-                    "runs": runs(sw, [i if m else -1 for m in mark])}
+                    "runs": elide(runs(sw, [i if m else -1 for m in mark]), SOURCE_CONTEXT)}
                    for i, (s, sw, mark) in enumerate(zip(q["sources"], source_words, marks))]
         html = str(macro(q, runs(words, owner), sources))
         out.append(Evidence(f"{KIND}:{q['snapshot']}:{q['doc_id']}", KIND, f"quilt {q['url']} ({q['snapshot']})",

@@ -44,6 +44,19 @@ class HostColumns:
     headline: tuple[str, ...] | None = None
     fired: FiredRule | None = None
     scores: dict[HostKey, HostScore] | None = None
+    names: dict[str, str] | None = None
+    """Human names of headline columns for the table's header (``AVG_52``: ``anchor text
+    fraction, mean over pages``); a column without one is named by its declared description
+    (:func:`column_names`), else by itself."""
+
+
+def column_names(record: dict[str, Any], declared: HostColumns | None) -> dict[str, str]:
+    """What the host table calls each column of a stage's per-host table: the plugin's
+    ``names``, else the description the stage declares for the feature (``host_tables``)."""
+    spec = (record.get("host_tables") or {}).get(host_table_output(record)) or {}
+    names = {name: str(f["description"]) for name, f in (spec.get("features") or {}).items()
+             if f.get("description")}
+    return names | dict((declared.names if declared else None) or {})
 
 
 def host_table_output(record: dict[str, Any]) -> str:

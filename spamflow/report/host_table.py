@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spamflow.report.evidence import HostKey
-from spamflow.report.host_columns import HostColumns, host_table_output
+from spamflow.report.host_columns import HostColumns, column_names, host_table_output
 
 __all__ = ["HostKey", "HostRow", "HostTable", "build_host_table"]
 
@@ -40,6 +40,11 @@ class HostTable:
     scored: bool
     rules: list[tuple[str, str]] = field(default_factory=list)
     """(stage, what firing means) of every stage with a fired rule, in run order."""
+    names: dict[str, str] = field(default_factory=dict)
+    """``stage.column`` -> the column's human name (``column_names``), for the header."""
+
+    def name(self, column: str) -> str:
+        return self.names.get(column) or column.split(".", 1)[-1]
 
 
 def _headline(declared: HostColumns | None, table: Any) -> list[str]:
@@ -66,6 +71,7 @@ def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, lis
         return rows[key]
 
     columns: list[str] = []
+    names_of: dict[str, str] = {}
     for stage, record in stages.items():
         path = record.get("outputs", {}).get(host_table_output(record))
         if not path or not str(path).endswith(".parquet") or not Path(path).is_file():
@@ -75,6 +81,8 @@ def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, lis
             continue
         names = _headline(declared.get(stage), table)
         columns += [f"{stage}.{n}" for n in names]
+        human = column_names(record, declared.get(stage))
+        names_of.update({f"{stage}.{n}": human[n] for n in names if n in human})
         rule = declared[stage].fired if stage in declared else None
         fired_col = rule.column if rule else ""
         data = table.select(["snapshot", "host", *names] + ([fired_col] if fired_col in table.schema.names
@@ -110,7 +118,7 @@ def build_host_table(stages: dict[str, dict[str, Any]], links: dict[HostKey, lis
             r.title = titles.get((r.snapshot, r.host), "")
     rules = [(stage, declared[stage].fired.text) for stage in stages  # type: ignore[union-attr]
              if stage in declared and declared[stage].fired is not None]
-    return HostTable(columns, shown, max(0, len(ordered) - max_hosts), scored, rules)
+    return HostTable(columns, shown, max(0, len(ordered) - max_hosts), scored, rules, names_of)
 
 
 def host_titles(pages: Path, wanted: set[HostKey]) -> dict[HostKey, str]:

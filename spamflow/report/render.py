@@ -100,12 +100,12 @@ def gather(stages: dict[str, dict[str, Any]], max_items: int, max_hosts: int, pl
 
 def build_sections(stages: dict[str, dict[str, Any]], assets: Path, gathered: Gathered,
                    plugins: Any = None) -> list[ReportSection]:
-    """The run summary, the host table, then every plugin's sections by ``order`` (ties in run
-    order)."""
+    """The host table (the findings lead), the run summary, then every plugin's sections by
+    ``order`` (ties in run order)."""
     env = environment()
     frag = env.get_template("fragments.html.j2").module
-    sections = [ReportSection("summary", "Run summary", str(frag.summary(stages, ""))),  # type: ignore[attr-defined]
-                ReportSection("hosts", "Hosts", env.get_template("hosts.html.j2").render(table=gathered.hosts))]
+    sections = [ReportSection("hosts", "Hosts", env.get_template("hosts.html.j2").render(table=gathered.hosts)),
+                ReportSection("summary", "Run summary", str(frag.summary(stages, "")))]  # type: ignore[attr-defined]
     added: list[ReportSection] = []
     for name, record in finished(stages).items():
         added += [section for _, section in answers(_plugins(plugins), "spamflow_report_section", ReportSection,

@@ -96,7 +96,7 @@ def host_evidence(table: HostTable, env: Environment) -> list[Evidence]:
         by_host.setdefault(row.host, []).append(row)
     out = []
     for host, rows in by_host.items():
-        html = "".join(str(macro(r, table.columns)) for r in rows)
+        html = "".join(str(macro(r, table.columns, table.names)) for r in rows)
         links = "".join(f'<li><a href="{href}">{text}</a></li>' for r in rows
                         for text, href in r.links)
         out.append(Evidence(f"host:{host}", "host", f"host {host}", html + (f"<ul>{links}</ul>" if links else ""),
@@ -104,11 +104,21 @@ def host_evidence(table: HostTable, env: Environment) -> list[Evidence]:
     return out
 
 
+COLLAPSE_ABOVE = 3
+"""A section's evidence list longer than this is collapsed behind its count (``<details>``):
+fifty quilts side by side with their sources made the page very long; a link from the host
+table opens the list at its item (report.js)."""
+
+
 def evidence_list(items: list[Evidence], hidden: int, what: str) -> str:
     """The evidence of a section, each an ``<article>`` at its anchor, and how many more were
-    found than shown (``what``: the kind's plural)."""
+    found than shown (``what``: the kind's plural); more than ``COLLAPSE_ABOVE`` are collapsed
+    under a summary that counts them."""
     body = "".join(f'<article class="evidence" id="{e.anchor}" data-key="{escape(e.key)}"><h3>{escape(e.title)}</h3>'
                    f"{e.html}</article>" for e in items)
+    if len(items) > COLLAPSE_ABOVE:
+        body = (f'<details class="evidence-list"><summary>{len(items)} {what}'
+                + (f" ({hidden} more not shown)" if hidden else "") + f"</summary>{body}</details>")
     return body + (f'<p class="note">{hidden} more {what} not shown (report.max_items).</p>' if hidden else "")
 
 

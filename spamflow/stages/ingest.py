@@ -23,6 +23,7 @@ from spamflow.inputs import (
     is_remote,
     local_copy,
 )
+from spamflow.parse.derived_files import DerivedFile, derived_file
 from spamflow.parse.warc_records import BadRecord, iter_records, warc_date
 
 
@@ -87,9 +88,12 @@ class IngestStage(Stage):
                      for p in sorted(warc_dir.glob("*/*.warc.gz"))]
         rows: list[dict[str, str | int]] = []
         bad: list[dict[str, object]] = []
-        for f, snapshot in zip(files, _snapshots(files, ctx.outdir / "spool")):
+        for f, (snapshot, derived) in zip(files, _snapshots(files, ctx.outdir / "spool")):
             if isinstance(snapshot, RemoteInputError):
                 _report(bad, f.path, "download", f"cannot download: {snapshot}", ctx.settings.strict)
+                continue
+            if derived is not None:
+                _report(bad, f.path, derived.kind.lower(), derived.reason(), ctx.settings.strict)
                 continue
             if snapshot is None:
                 _report(bad, f.path, "not_warc", "no readable WARC record with a WARC-Date at its start",
@@ -109,10 +113,13 @@ class IngestStage(Stage):
         snapshots = {str(r["snapshot"]) for r in rows}
         counts = {"files": len(rows), "bytes": sum(int(r["bytes"]) for r in rows), "snapshots": len(snapshots),
                   "bad_not_warc": sum(b["kind"] == "not_warc" for b in bad)}
-        for kind in ("undated", "download"):
+        for kind in ("undated", "download", "wet", "wat"):
             n = sum(b["kind"] == kind for b in bad)
             if n:
                 counts[f"bad_{kind}"] = n
+        if not rows and any(b["kind"] in ("wet", "wat") for b in bad):
+            raise BadInputError("no WARC file of captures to parse: " + "; ".join(
+                f"{b['file']} is {b['reason']}" for b in bad if b["kind"] in ("wet", "wat")))
         return StageResult(
             outputs={"warcs": "warcs.jsonl"},
             counts=counts,
@@ -120,17 +127,23 @@ class IngestStage(Stage):
         )
 
 
-def _snapshots(files: list[WarcFile], spool_dir: Path) -> list[str | None | RemoteInputError]:
+Start = tuple[str | None | RemoteInputError, DerivedFile | None]
+
+
+def _snapshots(files: list[WarcFile], spool_dir: Path) -> list[Start]:
     """Each file's snapshot (its label, or from its first records), or why it could not be
-    read; unlabelled remote files are read ``HEAD_WORKERS`` at a time (one after another,
-    the ~90,000 files of a Common Crawl paths file took hours)."""
-    def one(f: WarcFile) -> str | None | RemoteInputError:
+    read, and whether it is a WET or WAT file (a local file always, a remote one when its
+    head is read for its snapshot); unlabelled remote files are read ``HEAD_WORKERS`` at a
+    time (one after another, the ~90,000 files of a Common Crawl paths file took hours)."""
+    def one(f: WarcFile) -> Start:
         try:
             if f.error:
                 raise RemoteInputError(f.error)
-            return f.snapshot or _snapshot_of(f, spool_dir)
+            if not is_remote(f.path):
+                return f.snapshot or first_record_snapshot(Path(f.path)), derived_file(f.path)
+            return (f.snapshot, None) if f.snapshot else _snapshot_of(f, spool_dir)
         except RemoteInputError as exc:
-            return exc
+            return exc, None
 
     if not any(is_remote(f.path) and not f.snapshot and not f.error for f in files):
         return [one(f) for f in files]
@@ -138,18 +151,18 @@ def _snapshots(files: list[WarcFile], spool_dir: Path) -> list[str | None | Remo
         return list(pool.map(one, files))
 
 
-def _snapshot_of(f: WarcFile, spool_dir: Path) -> str | None:
-    """The snapshot of an unlabelled file from its first records: a remote file's first 64 KiB
-    are read first (a warcinfo or first response record, with its date, is much shorter),
-    then its first MiB, and all of it only when that does not settle it (a first record
-    longer than the head, or no date in it)."""
+def _snapshot_of(f: WarcFile, spool_dir: Path) -> Start:
+    """The snapshot of an unlabelled remote file from its first records, and whether it is a
+    WET or WAT file: its first 64 KiB are read first (a warcinfo or first response record,
+    with its date, is much shorter), then its first MiB, and all of it only when that does
+    not settle it (a first record longer than the head, or no date in it)."""
     for nbytes in (FIRST_HEAD_BYTES, HEAD_BYTES):
         with head_copy(f.path, spool_dir, nbytes) as head:
-            snapshot = first_record_snapshot(head)
-        if snapshot not in (None, UNDATED) or not is_remote(f.path) or f.bytes <= nbytes:
-            return snapshot
+            snapshot, derived = first_record_snapshot(head), derived_file(head, name=f.path)
+        if snapshot not in (None, UNDATED) or f.bytes <= nbytes:
+            return snapshot, derived
     with local_copy(f.path, spool_dir) as whole:
-        return first_record_snapshot(whole)
+        return first_record_snapshot(whole), derived_file(whole, name=f.path)
 
 
 def _report(bad: list[dict[str, object]], location: str, kind: str, reason: str, strict: bool) -> None:

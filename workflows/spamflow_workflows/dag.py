@@ -14,6 +14,7 @@ import luigi
 
 from spamflow import storage
 from spamflow.config import Config
+from spamflow.console import run_started, stage_lines_on
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
 from spamflow.manifest import build_manifest, manifest_location, read_manifest_file, write_manifest
@@ -59,6 +60,9 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
               f"{settings.inline_below:,})", file=sys.stderr)
     started = time.time()
     before = {name for name, stage in plan.items() if is_complete(stage)}
+    if stage_lines_on(settings.progress):
+        built = _with_upstream(plan, targets)
+        print(run_started(len(built - before), len(built & before)), file=sys.stderr, flush=True)
     build_args: dict[str, object] = {"workers": settings.stages_at_once, "detailed_summary": True,
                                      "log_level": "WARNING"}
     if scheduler_host:
@@ -78,6 +82,17 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
                               errors=dict(FAILURES), previous=previous_manifest(config.workdir_location))
     path = write_manifest(config.workdir_location, manifest)
     return RunOutcome(ok, result.status.name, path, result.summary_text, dict(FAILURES))
+
+
+def _with_upstream(plan: dict[str, PlannedStage], targets: set[str] | None) -> set[str]:
+    """The stages a build of ``targets`` (None: every stage) reaches."""
+    todo, seen = list(plan if targets is None else targets), set()
+    while todo:
+        name = todo.pop()
+        if name in plan and name not in seen:
+            seen.add(name)
+            todo.extend(plan[name].requires)
+    return seen
 
 
 def previous_manifest(workdir: str | Path) -> dict | None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import sys
+import time
 from functools import cached_property
 from pathlib import Path
 
 import luigi
 from luigi.parameter import ParameterVisibility
 
+from spamflow.console import stage_failed, stage_finished, stage_lines_on, stage_started
 from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
 from spamflow.planned import PlannedStage
@@ -111,4 +114,17 @@ class StageTask(luigi.Task):
 
     def run(self) -> None:
         upstream = {name: self.plan[name] for name in self.planned.requires}
-        run_stage(self.planned, upstream, self.settings())
+        settings = self.settings()
+        say = stage_lines_on(settings.progress)
+        if say:
+            print(stage_started(self.stage), file=sys.stderr, flush=True)
+        started = time.monotonic()
+        try:
+            record = run_stage(self.planned, upstream, settings)
+        except BaseException:
+            if say:
+                print(stage_failed(self.stage, time.monotonic() - started), file=sys.stderr, flush=True)
+            raise
+        if say:
+            print(stage_finished(self.stage, time.monotonic() - started, record.get("counts", {})),
+                  file=sys.stderr, flush=True)

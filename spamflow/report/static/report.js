@@ -30,13 +30,16 @@
   var table = document.getElementById("host-table");
   var filter = document.getElementById("host-filter");
   var firedOnly = document.getElementById("host-fired-only");
+  var spamOnly = document.getElementById("host-spam-only");
+  var features = document.getElementById("host-features");
   var shown = document.getElementById("host-shown");
   function applyFilter() {
     var needle = filter.value.toLowerCase();
     var count = 0;
     Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
       var visible = row.textContent.toLowerCase().indexOf(needle) >= 0 &&
-        (!firedOnly.checked || row.getAttribute("data-fired") !== "0");
+        (!firedOnly.checked || row.getAttribute("data-fired") !== "0") &&
+        (!spamOnly || !spamOnly.checked || row.getAttribute("data-label") === "spam");
       row.style.display = visible ? "" : "none";
       if (visible) { count += 1; }
     });
@@ -45,6 +48,24 @@
   if (table && filter && firedOnly) {
     filter.addEventListener("input", applyFilter);
     firedOnly.addEventListener("change", applyFilter);
+    if (spamOnly) { spamOnly.addEventListener("change", applyFilter); }
     applyFilter();
   }
+  // the feature columns are behind a toggle: the findings (score, label, evidence) lead
+  if (table && features) {
+    features.addEventListener("change", function () {
+      table.classList.toggle("features-hidden", !features.checked);
+    });
+  }
+  // a link to evidence inside a collapsed list opens the list (and the browser scrolls to it)
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id ? document.getElementById(id) : null;
+    for (var el = target; el; el = el.parentElement) {
+      if (el.tagName === "DETAILS") { el.open = true; }
+    }
+    if (target) { target.scrollIntoView(); }
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 })();
