@@ -17,11 +17,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import shared_data
-from hostgraph_files import pajek_host_edges, write_cc_webgraph, write_plain
 from spamflow.domains import registered_domain
 from spamflow.errors import BadInputError
 from spamflow.hostgraph_files import read_text_graph
+
+from conftest import shared_data
+from hostgraph_files import pajek_host_edges, write_cc_webgraph, write_plain
 
 PAGERANK_ATOL = 1e-8
 """networkx stops its power iteration when the L1 step is below n * tol (5,832 * 1e-12 here,

@@ -62,7 +62,7 @@ def by_domain(adjacency: sp.csr_matrix, domains: list[str]) -> tuple[sp.csr_matr
     return m, names, int(inside.sum())
 
 
-class HostGraphLinksDetector(Detector):
+class LinksHostgraphDetector(Detector):
     name = "links_hostgraph"
     version = "1"
     description = ("The links detector's static features (ranks, degrees, supporters, the Web Spam Challenge's "

@@ -1,9 +1,6 @@
 """A datatrove filter that keeps or drops documents by their host's spam score, read from a
 ``spamflow export`` (Parquet or JSONL; docs/pipelines.md).  Install with ``pip install
-spamflow[datatrove]``.
-
->>> from spamflow.integrations.datatrove import SpamflowHostFilter  # doctest: +SKIP
->>> SpamflowHostFilter("export/", threshold=0.5)                    # doctest: +SKIP
+spamflow[datatrove]``; in a pipeline: ``SpamflowHostFilter("export/", threshold=0.5)``.
 
 A document's host is the host of ``doc.metadata["url"]`` (datatrove's WarcReader sets it), or
 with ``by="record_id"`` its id is looked up among the export's URL rows (the WARC-Record-ID,
