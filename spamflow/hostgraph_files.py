@@ -14,7 +14,7 @@ import io
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -62,7 +62,7 @@ def text_lines(location: str) -> Iterator[tuple[int, str]]:
     that ends before its trailer is a :class:`BadInputError` naming the file and the last
     whole line read."""
     with open_input(location) as raw:
-        buffered = io.BufferedReader(raw) if not hasattr(raw, "peek") else raw
+        buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(cast(Any, raw))
         stream: Any = gzip.GzipFile(fileobj=buffered, mode="rb") if _is_gzip(buffered.peek(2)) else buffered
         number = 0
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,12 +30,14 @@ PAGERANK_ATOL = 1e-8
 about 6e-9), ours at 1e-10: each value is within about that of the fixed point."""
 
 
-def _run(folder: Path, hostgraph: dict, links: dict | None = None, *extra: str) -> subprocess.CompletedProcess:
+def _run(folder: Path, hostgraph: dict, links: dict | None = None, env: dict | None = None
+         ) -> subprocess.CompletedProcess:
     config = folder / "hg.yaml"
     config.write_text(json.dumps({"workdir": "run", "input": {"hostgraph": hostgraph}, "mapreduce": {"runner": "inline"},
                                   "detectors": {"links_hostgraph": links or {}}}))
     return subprocess.run([sys.executable, "-m", "spamflow_workflows", "run", "-c", str(config), "--local-scheduler",
-                           "--no-progress", *extra], capture_output=True, text=True, timeout=600)
+                           "--no-progress"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env} if env else None)
 
 
 def _stages(folder: Path) -> dict:
@@ -178,3 +181,38 @@ def test_the_mapreduce_engine_equals_the_in_memory_engine(tmp_path):
     for name in ("pagerank", "cheirank", "truncatedpagerank_2", "neighbors_2", "neighbors_4"):
         a, b = np.array(results["memory"][name], float), np.array(results["mapreduce"][name], float)
         assert np.allclose(a, b, rtol=0, atol=1e-9, equal_nan=True), name
+
+
+@pytest.mark.slow
+def test_the_graph_over_http_and_s3_gives_the_local_features(tmp_path, s3):
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    hosts, edges = pajek_host_edges(shared_data("web-graphs-small", "kleinberg-epa.net.gz"))
+    served = tmp_path / "served"
+    served.mkdir()
+    write_cc_webgraph(hosts, edges, served)
+    client, env = s3
+    for name in ("vertices.txt.gz", "edges.txt.gz"):
+        client.put_object(Bucket="crawl", Key=f"graph/{name}", Body=(served / name).read_bytes())
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(served)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    http = f"http://127.0.0.1:{server.server_address[1]}"
+    tables = {}
+    try:
+        for where, base, extra in (("local", str(served), None), ("http", http, None), ("s3", "s3://crawl/graph", env)):
+            folder = tmp_path / where
+            folder.mkdir()
+            out = _run(folder, {"vertices": f"{base}/vertices.txt.gz", "edges": f"{base}/edges.txt.gz"}, env=extra)
+            assert out.returncode == 0, out.stdout + out.stderr
+            stages = _stages(folder)
+            tables[where] = pq.read_table(stages["links_hostgraph"]["outputs"]["hosts"])
+            if where != "local":
+                assert stages["hostgraph"]["params"]["edges"]["path"] == f"{base}/edges.txt.gz"
+                assert stages["hostgraph"]["params"]["edges"]["bytes"] == (served / "edges.txt.gz").stat().st_size
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert tables["local"].num_rows == len(hosts)
+    assert tables["http"].equals(tables["local"]) and tables["s3"].equals(tables["local"])
