@@ -56,22 +56,39 @@ def _is_gzip(head: bytes) -> bool:
     return head[:2] == b"\x1f\x8b"
 
 
-def text_lines(location: str) -> Iterator[tuple[int, str]]:
-    """(line number from 1, line without its end) of a text file, gzip or not (by its first
-    bytes, not its name), local or remote (``spamflow.storage.open_input``).  A gzip stream
-    that ends before its trailer is a :class:`BadInputError` naming the file and the last
-    whole line read."""
+def line_blocks(location: str, size: int = 1 << 22) -> Iterator[tuple[int, bytes]]:
+    """(number of the block's first line, from 1; the block: whole lines joined by newlines,
+    without the last one's end) of a file, gzip or not (by its first bytes, not its name),
+    local or remote (``spamflow.storage.open_input``), about ``size`` bytes at a time.  A gzip
+    stream that ends before its trailer is a :class:`BadInputError` naming the file and the
+    last whole line read."""
     with open_input(location) as raw:
         buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(cast(Any, raw))
         stream: Any = gzip.GzipFile(fileobj=buffered, mode="rb") if _is_gzip(buffered.peek(2)) else buffered
-        number = 0
+        number, rest = 1, b""
         try:
-            for number, line in enumerate(stream, 1):  # noqa: B007 - the last number is the message's
-                yield number, line.decode("utf-8", "replace").rstrip("\r\n")
+            while chunk := stream.read(size):
+                data = rest + chunk
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    rest = data
+                    continue
+                block, rest = data[:cut], data[cut + 1:]
+                yield number, block
+                number += block.count(b"\n") + 1
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise BadInputError(f"{location}: the gzip stream ends or breaks after line {number} "
+            raise BadInputError(f"{location}: the gzip stream ends or breaks after line {number - 1} "
                                 f"({type(exc).__name__}: {exc}); the file is incomplete (a download cut short?): "
                                 "fetch it again") from None
+        if rest:
+            yield number, rest
+
+
+def text_lines(location: str) -> Iterator[tuple[int, str]]:
+    """(line number from 1, the line decoded as UTF-8, bad bytes replaced, without its end)."""
+    for first, block in line_blocks(location):
+        for number, line in enumerate(block.split(b"\n"), first):
+            yield number, line.decode("utf-8", "replace").rstrip("\r")
 
 
 @dataclass
@@ -116,36 +133,32 @@ def read_vertices(location: str, fmt: str, reversed_names: bool, bad: BadLines) 
     return np.asarray(ids, dtype=np.int64), hosts
 
 
-def read_edges(location: str, fmt: str, ids: np.ndarray, bad: BadLines, chunk: int = 1 << 20
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Edges as vertex positions (the index of each id in ``ids``): lines of two integer ids;
-    an id that no vertex line gave is a bad line (``edge_unknown_vertex``)."""
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    sources: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
-    pending_a: list[int] = []
-    pending_b: list[int] = []
-    pending_line: list[int] = []
+def _fast_block(block: bytes, lines: int, fmt: str) -> np.ndarray | None:
+    """The block's (from, to) ids as an (n, 2) array when every line is two integer fields,
+    parsed in bulk; None (read it line by line) otherwise."""
+    if fmt == "cc-webgraph":  # exactly one tab on every line, counted with numpy
+        chars = np.frombuffer(block, dtype=np.uint8)
+        ends = np.concatenate(([-1], np.flatnonzero(chars == 10), [len(chars)]))
+        if not np.all(np.diff(np.searchsorted(np.flatnonzero(chars == 9), ends)) == 1):
+            return None
+        fields = block.replace(b"\t", b"\n").split(b"\n")
+    else:
+        if not all(len(line.split()) == 2 for line in block.split(b"\n")):
+            return None
+        fields = block.split()
+    if len(fields) != 2 * lines:
+        return None
+    try:  # int() takes bytes and ignores surrounding whitespace (a CR of a CRLF line)
+        return np.fromiter(map(int, fields), dtype=np.int64, count=len(fields)).reshape(-1, 2)
+    except (ValueError, OverflowError):
+        return None
 
-    def flush() -> None:
-        if not pending_a:
-            return
-        pair = np.asarray([pending_a, pending_b], dtype=np.int64)
-        where = np.searchsorted(sorted_ids, pair).clip(0, max(len(sorted_ids) - 1, 0))
-        found = (sorted_ids[where] == pair) if len(sorted_ids) else np.zeros_like(pair, dtype=bool)
-        ok = found.all(axis=0)
-        for i in np.flatnonzero(~ok):
-            missing = [int(v) for v, f in zip(pair[:, i], found[:, i]) if not f]
-            bad.add("edge_unknown_vertex", location, pending_line[i], f"{pair[0, i]}\t{pair[1, i]}",
-                    f"no vertex has id {missing[0]}")
-        sources.append(order[where[0, ok]])
-        targets.append(order[where[1, ok]])
-        pending_a.clear()
-        pending_b.clear()
-        pending_line.clear()
 
-    for number, line in text_lines(location):
+def _slow_block(first: int, block: bytes, fmt: str, location: str, bad: BadLines) -> tuple[np.ndarray, np.ndarray]:
+    pairs: list[tuple[int, int]] = []
+    numbers: list[int] = []
+    for number, raw in enumerate(block.split(b"\n"), first):
+        line = raw.decode("utf-8", "replace").rstrip("\r")
         if not line.strip():
             continue
         parts = _two_fields(line, fmt)
@@ -153,16 +166,40 @@ def read_edges(location: str, fmt: str, ids: np.ndarray, bad: BadLines, chunk: i
             bad.add("edge_fields", location, number, line, f"expected 2 fields (from, to), got {len(parts)}")
             continue
         try:
-            a, b = int(parts[0]), int(parts[1])
+            pairs.append((int(parts[0]), int(parts[1])))
         except ValueError:
             bad.add("edge_id", location, number, line, "a vertex id is not an integer")
             continue
-        pending_a.append(a)
-        pending_b.append(b)
-        pending_line.append(number)
-        if len(pending_a) >= chunk:
-            flush()
-    flush()
+        numbers.append(number)
+    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2), np.asarray(numbers, dtype=np.int64)
+
+
+def read_edges(location: str, fmt: str, ids: np.ndarray, bad: BadLines) -> tuple[np.ndarray, np.ndarray]:
+    """Edges as vertex positions (the index of each id in ``ids``): lines of two integer ids;
+    an id that no vertex line gave is a bad line (``edge_unknown_vertex``).  A block of lines
+    that are all well formed is parsed in bulk; a block with a bad line is read line by line."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    sources: list[np.ndarray] = []
+    targets: list[np.ndarray] = []
+    for first, block in line_blocks(location):
+        lines = block.count(b"\n") + 1
+        fast = _fast_block(block, lines, fmt)
+        if fast is not None:
+            pairs, numbers = fast, np.arange(first, first + lines, dtype=np.int64)
+        else:
+            pairs, numbers = _slow_block(first, block, fmt, location, bad)
+        if not len(pairs):
+            continue
+        where = np.searchsorted(sorted_ids, pairs).clip(0, max(len(sorted_ids) - 1, 0))
+        found = (sorted_ids[where] == pairs) if len(sorted_ids) else np.zeros_like(pairs, dtype=bool)
+        ok = found.all(axis=1)
+        for i in np.flatnonzero(~ok):
+            missing = [int(v) for v, f in zip(pairs[i], found[i]) if not f]
+            bad.add("edge_unknown_vertex", location, int(numbers[i]), f"{pairs[i, 0]}\t{pairs[i, 1]}",
+                    f"no vertex has id {missing[0]}")
+        sources.append(order[where[ok, 0]])
+        targets.append(order[where[ok, 1]])
     empty = np.zeros(0, dtype=np.int64)
     return (np.concatenate(sources) if sources else empty), (np.concatenate(targets) if targets else empty)
 

@@ -172,7 +172,7 @@ def test_the_mapreduce_engine_equals_the_in_memory_engine(tmp_path):
             (folder / name).write_bytes((tmp_path / name).read_bytes())
         # alpha 0.5: ~30 power iterations (one job each) instead of ~140; the engines are compared, not alpha
         out = _run(folder, {"vertices": "vertices.txt.gz", "edges": "edges.txt.gz"},
-                   {"engine": engine, "alpha": 0.5, "tol": 1e-9})
+                   {"engine": engine, "alpha": 0.5, "tol": 0.0001})
         assert out.returncode == 0, out.stdout + out.stderr
         record = _stages(folder)["links_hostgraph"]
         assert (record["counts"]["mapreduce_jobs"] > 0) == (engine == "mapreduce")
