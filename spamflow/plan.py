@@ -112,8 +112,9 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         located = config.hostgraph_locations()
         assert located is not None
         vertices, edges = located
-        add(HostGraphStage, {**source.hostgraph.model_dump(mode="json"), "vertices": file_identity(vertices),
-                             "edges": file_identity(edges)}, ())
+        add(HostGraphStage, {**source.hostgraph.model_dump(mode="json"),
+                             "vertices": file_identity(vertices, config.where(), "vertices"),
+                             "edges": file_identity(edges, config.where(), "edges")}, ())
     elif source.crawl is not None:
         from spamflow.crawl.settings import read_seeds
 

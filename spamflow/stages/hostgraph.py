@@ -40,7 +40,7 @@ class HostGraphParams(DetectorParams):
     snapshot: str = "hostgraph"
 
 
-def file_identity(location: str) -> dict[str, Any]:
+def file_identity(location: str, where: str = "<config>", key: str = "vertices") -> dict[str, Any]:
     """What makes a changed graph file a new stage: size and mtime of a local file, the
     server's ETag / Last-Modified of a remote one."""
     from pathlib import Path
@@ -54,7 +54,7 @@ def file_identity(location: str) -> dict[str, Any]:
                                          if k in ("bytes", "etag", "last_modified")}}
         st = Path(location).stat()
     except (OSError, RemoteInputError) as exc:
-        raise ConfigError(f"input.hostgraph: cannot read {location}: {exc}") from None
+        raise ConfigError(f"{where}: input.hostgraph.{key}: cannot read {location}: {exc}") from None
     return {"path": str(Path(location).resolve()), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
