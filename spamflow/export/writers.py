@@ -63,18 +63,27 @@ def write_jsonl(hosts: HostRows, urls: Iterable[pa.Table], out: Path) -> dict[st
     return {"hosts": hosts.table.num_rows, "urls": count}
 
 
-def dolma_attributes(row: dict[str, Any], stage_columns: list[str]) -> dict[str, list[list[float]]]:
+SCORE, SPAM, FIRED = (f"{DOLMA_PREFIX}__host__{name}" for name in ("score", "spam", "fired"))
+
+
+def dolma_attributes(row: dict[str, Any], stage_columns: list[str],
+                     names: list[str] | None = None) -> dict[str, list[list[float]]]:
     """One page's dolma attributes: each a single span ``[0, html_bytes, value]`` covering the
-    whole document (the verdicts are about its host); a value that is null is left out."""
+    whole document (the verdicts are about its host); a value that is null is left out.
+    ``names``: the attribute name of each of ``stage_columns`` (made here if not given)."""
     end = int(row.get("html_bytes") or 0)
-    found: dict[str, Any] = {
-        f"{DOLMA_PREFIX}__host__score": row.get("score"),
-        f"{DOLMA_PREFIX}__host__spam": None if row.get("label") is None else float(row["label"] == "spam"),
-        f"{DOLMA_PREFIX}__host__fired": float(len(row.get("fired") or ())),
-    }
-    for name in stage_columns:
-        found[f"{DOLMA_PREFIX}__{name}"] = row.get(name)
-    return {k: [[0, end, float(v)]] for k, v in found.items() if v is not None and math.isfinite(float(v))}
+    out: dict[str, list[list[float]]] = {}
+    score, label = row.get("score"), row.get("label")
+    if score is not None and math.isfinite(score):
+        out[SCORE] = [[0, end, float(score)]]
+    if label is not None:
+        out[SPAM] = [[0, end, 1.0 if label == "spam" else 0.0]]
+    out[FIRED] = [[0, end, float(len(row.get("fired") or ()))]]
+    for column, name in zip(stage_columns, names or [f"{DOLMA_PREFIX}__{c}" for c in stage_columns]):
+        value = row.get(column)
+        if value is not None and math.isfinite(value):
+            out[name] = [[0, end, float(value)]]
+    return out
 
 
 def _dolma_name(warc_file: str, snapshot: str, taken: set[str]) -> str:
@@ -94,11 +103,12 @@ def write_dolma(hosts: HostRows, urls: Iterable[pa.Table], out: Path, id_field: 
     WARC file, its lines in record order, ``{"id", "attributes"}``.  Holds the lines of the run
     in memory until the end (a few hundred bytes per page)."""
     stage_columns = [n for n in hosts.table.schema.names if "__" in n]
+    names = [f"{DOLMA_PREFIX}__{c}" for c in stage_columns]
     files: dict[str, list[tuple[int, str]]] = {}
     snapshots: dict[str, str] = {}
     for batch in urls:
         for row in batch.to_pylist():
-            line = dumps({"id": row[id_field], "attributes": dolma_attributes(row, stage_columns)})
+            line = dumps({"id": row[id_field], "attributes": dolma_attributes(row, stage_columns, names)})
             files.setdefault(row["warc_file"], []).append((int(row["warc_offset"]), line))
             snapshots.setdefault(row["warc_file"], row["snapshot"])
     root = out / "attributes" / DOLMA_PREFIX
