@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spamflow.domains import registered_domain
-from spamflow.errors import BadInputError
+from spamflow.errors import BadInputError, SpamflowError
 from spamflow.hostgraph_files import read_text_graph
 
 from conftest import shared_data
@@ -89,6 +89,21 @@ def test_supporters_at_distance_two_to_four_equal_breadth_first_search(californi
             assert rows[host][f"neighbors_{k}"] == sum(1 for d in dist.values() if d == k), (host, k)
         checked += 1
     assert checked > 800
+
+
+def test_export_of_a_host_graph_run_writes_host_rows_only(california, tmp_path):
+    from spamflow.export.commands import export_run
+    from spamflow.plugins import build_plugins
+
+    manifest = json.loads((california["folder"] / "run" / "run.json").read_text())
+    counts = export_run(manifest, tmp_path / "out", "parquet", plugins=build_plugins())
+    assert counts == {"hosts": 5832} and not (tmp_path / "out" / "urls.parquet").exists()
+    rows = pq.read_table(tmp_path / "out" / "hosts.parquet").to_pylist()
+    assert {r["host"] for r in rows} == set(california["hosts"])
+    assert all(r["links_hostgraph__indegree"] == california["rows"][r["host"]]["indegree"] and r["score"] is None
+               for r in rows)
+    with pytest.raises(SpamflowError, match="no page table"):
+        export_run(manifest, tmp_path / "dolma", "dolma", plugins=build_plugins())
 
 
 def test_the_plain_format_gives_the_same_features(california, tmp_path):

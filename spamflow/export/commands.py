@@ -34,17 +34,22 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 def export_run(manifest: dict[str, Any], out: Path, fmt: str, *, plugins: Any, dolma_id: str = "record_id"
                ) -> dict[str, Any]:
     """Write the export of the run ``manifest`` (run.json's contents) into ``out``; its counts."""
-    from spamflow.export.rows import host_rows, url_batches
+    from spamflow.errors import SpamflowError
+    from spamflow.export.rows import has_pages, host_rows, url_batches
     from spamflow.export.writers import write_description, write_dolma, write_jsonl, write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     hosts = host_rows(manifest, plugins)
-    urls = url_batches(manifest, hosts.table)
+    if not has_pages(manifest) and fmt == "dolma":
+        raise SpamflowError("export --format dolma: the run has no page table (a host-graph run?): dolma attributes "
+                            "are per document; use parquet or jsonl for its host rows")
+    urls = url_batches(manifest, hosts.table) if has_pages(manifest) else None  # a host-graph run: hosts only
     if fmt == "parquet":
         counts = write_parquet(hosts, urls, out)
     elif fmt == "jsonl":
         counts = write_jsonl(hosts, urls, out)
     else:
+        assert urls is not None
         counts = write_dolma(hosts, urls, out, dolma_id)
     write_description(hosts, out, fmt, counts, {"dolma_id": dolma_id} if fmt == "dolma" else {})
     return counts

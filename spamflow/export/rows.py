@@ -176,6 +176,12 @@ def host_rows(manifest: dict[str, Any], plugins: Any) -> HostRows:
 PAGE_READ = ("snapshot", "host", "url", "record_id", "warc_file", "warc_offset", "html_bytes")
 
 
+def has_pages(manifest: dict[str, Any]) -> bool:
+    """Whether the run has a page table (a run on ``input.hostgraph`` has none: host rows only)."""
+    pages = finished(manifest["stages"]).get("parse", {}).get("outputs", {}).get("pages")
+    return bool(pages) and Path(pages).is_dir()
+
+
 def pages_dir(manifest: dict[str, Any]) -> Path:
     """The run's page table (the parse stage's ``pages`` output)."""
     pages = finished(manifest["stages"]).get("parse", {}).get("outputs", {}).get("pages")

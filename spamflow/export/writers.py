@@ -21,11 +21,14 @@ DOLMA_PREFIX = "spamflow"
 ``spamflow__host__spam``, ``spamflow__host__fired`` and ``spamflow__<stage>__<column>``."""
 
 
-def write_parquet(hosts: HostRows, urls: Iterable[pa.Table], out: Path) -> dict[str, int]:
+def write_parquet(hosts: HostRows, urls: Iterable[pa.Table] | None, out: Path) -> dict[str, int]:
+    """``hosts.parquet`` and ``urls.parquet`` (none without a page table: ``urls`` None)."""
     import pyarrow.parquet as pq
 
     with atomic_path(out / "hosts.parquet") as tmp:
         pq.write_table(hosts.table, tmp)
+    if urls is None:
+        return {"hosts": hosts.table.num_rows}
     count = 0
     with atomic_path(out / "urls.parquet") as tmp:
         writer = None
@@ -34,8 +37,8 @@ def write_parquet(hosts: HostRows, urls: Iterable[pa.Table], out: Path) -> dict[
                 writer = pq.ParquetWriter(tmp, batch.schema)
             writer.write_table(batch)
             count += batch.num_rows
-        if writer is None:
-            pq.write_table(pa.table({}), tmp)
+        if writer is None:  # an empty page table
+            pq.write_table(hosts.table.schema.empty_table(), tmp)
         else:
             writer.close()
     return {"hosts": hosts.table.num_rows, "urls": count}
@@ -52,9 +55,12 @@ def _lines(table: pa.Table) -> Iterable[str]:
         yield dumps({k: _jsonable(v) for k, v in row.items()}) + "\n"
 
 
-def write_jsonl(hosts: HostRows, urls: Iterable[pa.Table], out: Path) -> dict[str, int]:
+def write_jsonl(hosts: HostRows, urls: Iterable[pa.Table] | None, out: Path) -> dict[str, int]:
+    """``hosts.jsonl`` and ``urls.jsonl`` (none without a page table: ``urls`` None)."""
     with atomic_path(out / "hosts.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(_lines(hosts.table))
+    if urls is None:
+        return {"hosts": hosts.table.num_rows}
     count = 0
     with atomic_path(out / "urls.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for batch in urls:
