@@ -57,6 +57,7 @@ def california(tmp_path_factory) -> dict:
     return {"hosts": hosts, "edges": edges, "folder": folder, "stages": stages, "rows": {r["host"]: r for r in table}}
 
 
+@pytest.mark.slow
 def test_pagerank_trustrank_cheirank_and_degrees_equal_networkx(california):
     g = nx.DiGraph()
     g.add_nodes_from(california["hosts"])
@@ -76,6 +77,7 @@ def test_pagerank_trustrank_cheirank_and_degrees_equal_networkx(california):
     assert counts["self_links"] == 0 and not any(k.startswith("bad_") for k in counts)
 
 
+@pytest.mark.slow
 def test_supporters_at_distance_two_to_four_equal_breadth_first_search(california):
     g = nx.DiGraph()
     g.add_nodes_from(california["hosts"])
@@ -91,6 +93,7 @@ def test_supporters_at_distance_two_to_four_equal_breadth_first_search(californi
     assert checked > 800
 
 
+@pytest.mark.slow
 def test_export_of_a_host_graph_run_writes_host_rows_only(california, tmp_path):
     from spamflow.export.commands import export_run
     from spamflow.plugins import build_plugins
@@ -106,6 +109,7 @@ def test_export_of_a_host_graph_run_writes_host_rows_only(california, tmp_path):
         export_run(manifest, tmp_path / "dolma", "dolma", plugins=build_plugins())
 
 
+@pytest.mark.slow
 def test_the_plain_format_gives_the_same_features(california, tmp_path):
     write_plain(california["hosts"], california["edges"], tmp_path)
     out = _run(tmp_path, {"vertices": "hosts.txt", "edges": "links.txt", "format": "plain", "snapshot": "california"},
@@ -119,6 +123,7 @@ def test_the_plain_format_gives_the_same_features(california, tmp_path):
             assert row[name] == pytest.approx(want[name], abs=1e-12), name
 
 
+@pytest.mark.slow
 def test_nodes_domain_groups_hosts_by_registered_domain(california, tmp_path):
     out = _run(california["folder"], {"vertices": "vertices.txt.gz", "edges": "edges.txt.gz", "snapshot": "california"},
                {"nodes": "domain"})
@@ -150,7 +155,14 @@ def test_bad_lines_are_counted_with_file_and_line(tmp_path):
                      ("vertex_duplicate", str(vertices), 5), ("edge_unknown_vertex", str(edges), 3),
                      ("edge_fields", str(edges), 4), ("edge_id", str(edges), 5)}
     assert sorted(zip(graph.sources.tolist(), graph.targets.tolist())) == [(0, 1), (0, 1), (1, 0), (2, 0), (2, 2)]
-    # through the DAG: the counts and examples in run.json, the good lines used
+
+
+@pytest.mark.slow
+def test_bad_lines_through_the_dag_are_in_run_json(tmp_path):
+    vertices, edges = tmp_path / "v.txt", tmp_path / "e.txt.gz"
+    vertices.write_text("0\tcom.example.www\n1\tuk.co.bbc.news\nnot-a-number\tcom.x\n2\n1\tcom.again\n3\torg.wiki\n")
+    with gzip.open(edges, "wt") as fh:
+        fh.write("0\t1\n1\t0\n0\t9\n1\t2\t3\nx\t1\n3\t0\n3\t3\n0\t1\n")
     out = _run(tmp_path, {"vertices": "v.txt", "edges": "e.txt.gz"})
     assert out.returncode == 0, out.stdout + out.stderr
     record = _stages(tmp_path)["hostgraph"]
@@ -169,6 +181,17 @@ def test_a_gzip_file_cut_short_is_refused_with_a_message(tmp_path):
     edges.write_bytes(whole[: len(whole) // 2])
     with pytest.raises(BadInputError, match=r"e\.txt\.gz: the gzip stream ends or breaks after line \d+.*incomplete"):
         read_text_graph(str(vertices), str(edges))
+
+
+@pytest.mark.slow
+def test_a_gzip_file_cut_short_fails_the_run_with_the_message(tmp_path):
+    vertices, edges = tmp_path / "v.txt.gz", tmp_path / "e.txt.gz"
+    with gzip.open(vertices, "wt") as fh:
+        fh.writelines(f"{i}\tcom.host{i}.www\n" for i in range(2000))
+    with gzip.open(edges, "wt") as fh:
+        fh.writelines(f"{i}\t{(i * 7) % 2000}\n" for i in range(2000))
+    whole = edges.read_bytes()
+    edges.write_bytes(whole[: len(whole) // 2])
     out = _run(tmp_path, {"vertices": "v.txt.gz", "edges": "e.txt.gz"})
     assert out.returncode != 0
     assert "incomplete" in json.dumps(_stages(tmp_path)["hostgraph"]) + out.stderr
