@@ -38,6 +38,8 @@ examples:
   spamflow crawl -c my.yaml --out crawl/         crawl input.crawl into WARC (rerun to resume)
   spamflow report -c my.yaml                     HTML report of the run (<workdir>/report/index.html)
   spamflow judge -c my.yaml                      label hosts and evidence on http://127.0.0.1:8765/
+  spamflow export -c my.yaml --to out/ --format parquet
+                                                 per-host and per-URL scores for data-set pipelines
 """
 
 
@@ -117,10 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=f"list {what}", description=f"List {what}.")
         p.add_argument("--json", action="store_true", help="machine-readable output")
 
+    from spamflow.export.commands import add_commands as add_export_commands
     from spamflow.plugins import get_plugins
     from spamflow.report.commands import add_commands as add_report_commands
 
     add_report_commands(sub)
+    add_export_commands(sub)
     get_plugins().pm.hook.spamflow_register_commands(subparsers=sub)
     return parser
 

@@ -50,8 +50,25 @@ class DemoInput(_Section):
     reading its WARC files directly."""
 
 
+class HostGraphInput(_Section):
+    """A published host graph instead of pages (docs/pipelines.md): Common Crawl's cc-webgraph
+    host-level files, or a plain edge list with a vertex file.  Read by the ``hostgraph`` stage."""
+
+    vertices: str
+    """``id<TAB>reversed.host`` lines (cc-webgraph), or ``id host`` (plain); gzip or not; a path
+    (relative to the config), or an ``s3://`` / ``http(s)://`` URL."""
+    edges: str
+    """``from<TAB>to`` lines of vertex ids (cc-webgraph), or ``from to`` (plain)."""
+    format: Literal["cc-webgraph", "plain"] = "cc-webgraph"
+    reversed_names: bool | None = None
+    """Host names written reversed (``com.example.www``); default: true for cc-webgraph."""
+    snapshot: str = "hostgraph"
+    """The label of the graph's rows (e.g. the release name)."""
+
+
 class InputSection(_Section):
-    """Exactly one source of pages: ``warc`` files, the ``demo`` web, or a ``crawl``."""
+    """Exactly one source of pages: ``warc`` files, the ``demo`` web, or a ``crawl``; or, with
+    no pages at all, a ``hostgraph``."""
 
     warc: list[str] | dict[str, list[str]] | None = None
     """Local globs, ``s3://`` / ``http(s)://`` URLs, or paths files (``*.paths[.gz]``): docs/config.md."""
@@ -61,12 +78,15 @@ class InputSection(_Section):
     demo: DemoInput | None = None
     crawl: CrawlSettings | list[CrawlSettings] | None = None
     """One crawl, or several (one per snapshot): see docs/crawl.md."""
+    hostgraph: HostGraphInput | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> InputSection:
-        given = [k for k in ("warc", "demo", "crawl") if getattr(self, k) is not None]
+        given = [k for k in ("warc", "demo", "crawl", "hostgraph") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of warc, demo, crawl (got {given or 'none'})")
+            raise ValueError(f"give exactly one of warc, demo, crawl, hostgraph (got {given or 'none'})")
+        if self.hostgraph is not None and not _LABEL.match(self.hostgraph.snapshot):
+            raise ValueError(f"hostgraph.snapshot {self.hostgraph.snapshot!r} must match {_LABEL.pattern}")
         if self.snapshot is not None and not isinstance(self.warc, list):
             raise ValueError("snapshot goes with a list of warc globs; with a mapping the keys are the snapshots")
         if isinstance(self.crawl, list):
@@ -229,6 +249,14 @@ class Config:
             raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")
         return hits
 
+    def hostgraph_locations(self) -> tuple[str, str] | None:
+        """``input.hostgraph``'s vertex and edge files, relative paths taken from the config's folder."""
+        graph = self.model.input.hostgraph
+        if graph is None:
+            return None
+        return tuple(g if is_remote(g) else str(self.base_dir / g)  # type: ignore[return-value]
+                     for g in (graph.vertices, graph.edges))
+
     def crawls(self) -> list[CrawlSettings]:
         """The crawls of ``input.crawl`` (one per snapshot), in config order."""
         crawl = self.model.input.crawl
@@ -349,6 +377,8 @@ def _validate_detectors(model: ConfigModel, plugins: SpamflowPlugins, where: str
 def run_core_stages(model: ConfigModel) -> tuple[str, ...]:
     """The core stages a run of ``model`` has, which a detector may read besides other detectors."""
     source = model.input
+    if source.hostgraph is not None:  # no pages: the graph is the run's only core stage
+        return ("hostgraph",)
     demo = ("demo",) if source.demo is not None else ()
     crawl = ("crawl",) if source.crawl is not None or (source.demo is not None and source.demo.crawl) else ()
     return (*demo, *crawl, *CORE_STAGES)
@@ -366,7 +396,7 @@ def detector_upstream(name: str, params: BaseModel, selected: Mapping[str, type[
             raise ConfigError(f"{where}: detectors.{name} names itself among the stages it reads")
         if need in core or need in selected:
             continue
-        if need in ("demo", "crawl", "ingest", "parse", "report"):
+        if need in ("demo", "crawl", "ingest", "parse", "report", "hostgraph"):
             hint = selected[name].missing_upstream_hint(need, params)
             raise ConfigError(f"{where}: detectors.{name} reads stage {need!r}, which this config does not run"
                               + (f": {hint}" if hint else ""))

@@ -106,6 +106,15 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
             add(IngestStage, {"from_crawl": True}, ("crawl",))
         else:
             add(IngestStage, {"from_demo": True}, ("demo",))
+    elif source.hostgraph is not None:  # a host graph, no pages: no ingest, no parse
+        from spamflow.stages.hostgraph import HostGraphStage, file_identity
+
+        located = config.hostgraph_locations()
+        assert located is not None
+        vertices, edges = located
+        add(HostGraphStage, {**source.hostgraph.model_dump(mode="json"),
+                             "vertices": file_identity(vertices, config.where(), "vertices"),
+                             "edges": file_identity(edges, config.where(), "edges")}, ())
     elif source.crawl is not None:
         from spamflow.crawl.settings import read_seeds
 
@@ -128,7 +137,8 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
             files.append({"path": str(p.resolve()), "bytes": st.st_size,
                           "mtime_ns": st.st_mtime_ns, "snapshot": label})
         add(IngestStage, {"files": files}, ())
-    add(ParseStage, config.model.parse.model_dump(mode="json"), ("ingest",))
+    if "ingest" in planned:
+        add(ParseStage, config.model.parse.model_dump(mode="json"), ("ingest",))
 
     visiting: list[str] = []
 
@@ -151,7 +161,7 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
     for name in config.detectors:
         visit(name)
     report = config.model.report
-    if report.enabled and config.detectors:
+    if report.enabled and config.detectors and "parse" in planned:  # the report shows pages: none from a graph
         params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
         add(ReportStage, params, ReportStage.upstream(params, selected))
     return planned

@@ -104,7 +104,7 @@ def test_detector_parameter_errors(project, plugins):
 
 def test_input_sources(project, plugins):
     message = _error(project, "workdir: w\ninput: {}\n", plugins)
-    assert "input: Value error, give exactly one of warc, demo, crawl (got none)" in message
+    assert "input: Value error, give exactly one of warc, demo, crawl, hostgraph (got none)" in message
     message = _error(project, "workdir: w\ninput: {warc: [data/*], demo: {}}\n", plugins)
     assert "got ['warc', 'demo']" in message
     message = _error(project, "workdir: w\ninput: {warc: [nothing/*.warc.gz]}\n", plugins)

@@ -19,7 +19,7 @@ from spamflow.plugins import BUILTIN_PLUGINS, build_plugins, plugin_name
 
 from warc_factory import Resp, html, write_warc
 
-BUILTIN_DETECTORS = ["classify", "content", "hss", "ids", "links", "obvious", "quilt", "spin"]
+BUILTIN_DETECTORS = ["classify", "content", "hss", "ids", "links", "links_hostgraph", "obvious", "quilt", "spin"]
 FIXTURE_PLUGIN = Path(__file__).parent / "fixtures" / "spamflow-wordcount"
 
 

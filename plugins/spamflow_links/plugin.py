@@ -18,8 +18,10 @@ __all__ += ["spamflow_report_host_columns", "spamflow_report_section"]
 @hookimpl
 def spamflow_register_detectors(register: Callable[[type[Detector]], None]) -> None:
     from spamflow_links.detector import LinksDetector
+    from spamflow_links.hostgraph_input import LinksHostgraphDetector
 
     register(LinksDetector)
+    register(LinksHostgraphDetector)
 
 
 @hookimpl

@@ -1,0 +1,1 @@
+"""spamflow inside other tools' pipelines (optional extras: each module imports its tool)."""
