@@ -16,8 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from spamflow import storage
 from spamflow.errors import ConfigError
+from spamflow.storage import Location, StorageError
 
 MARKER = ".spamflow-workdir"
 """In a workdir spamflow made or took over: says so (its text is a line for a curious reader)."""
@@ -47,62 +47,40 @@ def _refusal(where: str, location: str, others: list[str]) -> ConfigError:
         f"(spamflow then marks it with {MARKER})")
 
 
-def claim_workdir(location: str | Path, *, force: bool = False, where: str = "<config>") -> None:
+def claim_workdir(location: str | Path | Location, *, force: bool = False, where: str = "<config>") -> None:
     """Make sure ``location`` (a local folder or a remote workdir's URL) may be written by a run,
     and mark it as spamflow's; raise :class:`ConfigError` (exit 2) naming it and saying why if
-    it is a non-empty folder spamflow did not make, unless ``force``."""
-    if storage.is_url(location):
-        _claim_remote(str(location), force=force, where=where)
-    else:
-        _claim_local(storage.local_path(location), force=force, where=where)
-
-
-def _claim_local(folder: Path, *, force: bool, where: str) -> None:
-    marker = folder / MARKER
-    if marker.is_file():
-        return
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"{where}: workdir: {folder} is a file, not a folder")
-    names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
-    if names and not force and not _local_is_own(folder, names):
-        raise _refusal(where, str(folder), names)
-    folder.mkdir(parents=True, exist_ok=True)
+    it is a non-empty folder spamflow did not make, unless ``force``.  A remote one is looked
+    at with one listing of its prefix; its marker is an object there."""
+    folder = Location.of(location)
     try:
+        names = [n for n in folder.names() if not n.startswith(_PROBE_PREFIX)]
+    except NotADirectoryError:
+        raise ConfigError(f"{where}: workdir: {folder} is a file, not a folder") from None
+    except StorageError as exc:  # an unreachable store is said as such, naming the URL
+        raise ConfigError(f"{where}: workdir: {exc}") from None
+    if MARKER in names:
+        return
+    if names and not force and not _is_own(folder, names):
+        raise _refusal(where, str(folder), names)
+    marker = folder.join(MARKER)
+    try:
+        folder.mkdir()
         marker.write_bytes(MARKER_TEXT)
     except OSError as exc:
         raise ConfigError(f"{where}: workdir: cannot write {marker}: {exc.strerror or exc}") from None
 
 
-def _local_is_own(folder: Path, names: list[str]) -> bool:
-    if (folder / "stages").is_dir():
+def _is_own(folder: Location, names: list[str]) -> bool:
+    """Did an earlier spamflow run write ``folder`` (its ``stages/`` folder, or its run.json)?"""
+    if "stages" in names and folder.join("stages").is_dir():
         return True
     if "run.json" in names:
         try:
-            return _is_own_manifest((folder / "run.json").read_bytes())
+            return _is_own_manifest(folder.join("run.json").read_bytes_if_any())
         except OSError:
             return False
     return False
-
-
-def _claim_remote(url: str, *, force: bool, where: str) -> None:
-    marker = storage.join(url, MARKER)
-    try:
-        fs = storage.filesystem(url)
-        try:
-            listed = fs.ls(url, detail=False)
-        except FileNotFoundError:
-            listed = []
-    except Exception as exc:  # noqa: BLE001 - an unreachable store is said as such, naming the URL
-        raise ConfigError(f"{where}: workdir: {url}: cannot list it: {type(exc).__name__}: {exc}") from None
-    names = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in listed]
-    names = [n for n in names if n and not n.startswith(_PROBE_PREFIX)]
-    if MARKER in names:
-        return
-    own = "stages" in names or ("run.json" in names
-                                and _is_own_manifest(storage.read_bytes_if_any(storage.join(url, "run.json"))))
-    if names and not force and not own:
-        raise _refusal(where, url, names)
-    storage.write_bytes(marker, MARKER_TEXT)
 
 
 FORCE_HELP = ("write into the workdir even if it is a non-empty folder spamflow did not create (as the config's "

@@ -14,16 +14,9 @@ from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError, plain_reason
-from spamflow.inputs import (
-    FIRST_HEAD_BYTES,
-    HEAD_BYTES,
-    HEAD_WORKERS,
-    RemoteInputError,
-    head_copy,
-    is_remote,
-    local_copy,
-)
+from spamflow.inputs import FIRST_HEAD_BYTES, HEAD_BYTES, HEAD_WORKERS, RemoteInputError
 from spamflow.parse.warc_records import BadRecord, iter_records, warc_date
+from spamflow.storage import Location
 
 
 class WarcFile(DetectorParams):
@@ -99,8 +92,7 @@ class IngestStage(Stage):
                 _report(bad, f.path, "undated",
                         f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date; "
                         f"snapshot '{UNDATED}' (give the file a snapshot label in the config)", ctx.settings.strict)
-            size = f.bytes if is_remote(f.path) else Path(f.path).stat().st_size
-            rows.append({"path": f.path, "snapshot": snapshot, "bytes": size})
+            rows.append({"path": f.path, "snapshot": snapshot, "bytes": f.bytes})  # as planned: its identity
         if (ctx.outdir / "spool").exists():
             (ctx.outdir / "spool").rmdir()
         with open(ctx.outdir / "warcs.jsonl", "w", encoding="utf-8") as out:
@@ -122,8 +114,8 @@ class IngestStage(Stage):
 
 def _snapshots(files: list[WarcFile], spool_dir: Path) -> list[str | None | RemoteInputError]:
     """Each file's snapshot (its label, or from its first records), or why it could not be
-    read; unlabelled remote files are read ``HEAD_WORKERS`` at a time (one after another,
-    the ~90,000 files of a Common Crawl paths file took hours)."""
+    read; unlabelled files are read ``HEAD_WORKERS`` at a time (one after another, the
+    ~90,000 remote files of a Common Crawl paths file took hours)."""
     def one(f: WarcFile) -> str | None | RemoteInputError:
         try:
             if f.error:
@@ -132,7 +124,7 @@ def _snapshots(files: list[WarcFile], spool_dir: Path) -> list[str | None | Remo
         except RemoteInputError as exc:
             return exc
 
-    if not any(is_remote(f.path) and not f.snapshot and not f.error for f in files):
+    if sum(1 for f in files if not f.snapshot and not f.error) < 2:
         return [one(f) for f in files]
     with ThreadPoolExecutor(HEAD_WORKERS) as pool:
         return list(pool.map(one, files))
@@ -143,13 +135,14 @@ def _snapshot_of(f: WarcFile, spool_dir: Path) -> str | None:
     are read first (a warcinfo or first response record, with its date, is much shorter),
     then its first MiB, and all of it only when that does not settle it (a first record
     longer than the head, or no date in it)."""
+    location = Location.of(f.path)
     for nbytes in (FIRST_HEAD_BYTES, HEAD_BYTES):
-        with head_copy(f.path, spool_dir, nbytes) as head:
+        with location.head_copy(spool_dir, nbytes) as (head, whole):
             snapshot = first_record_snapshot(head)
-        if snapshot not in (None, UNDATED) or not is_remote(f.path) or f.bytes <= nbytes:
+        if snapshot not in (None, UNDATED) or whole or f.bytes <= nbytes:
             return snapshot
-    with local_copy(f.path, spool_dir) as whole:
-        return first_record_snapshot(whole)
+    with location.local_copy(spool_dir) as copy:
+        return first_record_snapshot(copy)
 
 
 def _report(bad: list[dict[str, object]], location: str, kind: str, reason: str, strict: bool) -> None:
