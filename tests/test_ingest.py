@@ -76,3 +76,24 @@ def test_stage_outputs_name_missing_outputs():
     outputs = StageOutputs("parse", Path("/x"), {"pages": Path("/x/pages")}, {})
     with pytest.raises(KeyError, match="stage 'parse' has no output 'hosts'; it has \\['pages'\\]"):
         outputs["hosts"]
+
+
+@pytest.mark.parametrize("remote", [False, True])
+def test_demo_warc_files_are_recorded_where_they_are_published(tmp_path, remote):
+    """Issue 42 item 3: under a remote workdir the demo's (or crawl's) WARC files are recorded by
+    their URL in the bucket, which every machine reads, not by the driver's cache path; under a
+    local workdir by their local path, as before."""
+    from spamflow.storage import mirror_dir
+
+    root = mirror_dir("s3://runs/w", tmp_path / "cache") if remote else tmp_path / "w"
+    warc = root / "stages" / "demo-1" / "warc" / "2026-01" / "a.warc.gz"
+    warc.parent.mkdir(parents=True)
+    write_warc(warc, [Resp("http://x.example.com/", html("t", "x"), date="2026-01-01T00:00:01Z")])
+    demo = StageOutputs("demo", root / "stages" / "demo-1", {"warc": root / "stages" / "demo-1" / "warc"}, {})
+    out = tmp_path / "out"
+    out.mkdir()
+    result = IngestStage().run(StageContext(params=IngestParams(from_demo=True), inputs={"demo": demo}, outdir=out,
+                                            settings=RunSettings()))
+    rows = read_warc_list(out / result.outputs["warcs"])
+    expected = "s3://runs/w/stages/demo-1/warc/2026-01/a.warc.gz" if remote else str(warc)
+    assert rows == [{"path": expected, "snapshot": "2026-01", "bytes": warc.stat().st_size}]

@@ -76,8 +76,10 @@ class IngestStage(Stage):
         files = list(params.files)
         if params.from_demo or params.from_crawl:
             warc_dir = ctx.inputs["demo" if params.from_demo else "crawl"]["warc"]
-            files = [WarcFile(path=str(p), bytes=p.stat().st_size, mtime_ns=0, snapshot=p.parent.name)
-                     for p in sorted(warc_dir.glob("*/*.warc.gz"))]
+            # a file of a remote workdir's local cache by its URL, the input's own location: the
+            # page table's warc_file must name a file every machine can read (issue 42 item 3)
+            files = [WarcFile(path=str(Location.of(p).published()), bytes=p.stat().st_size, mtime_ns=0,
+                              snapshot=p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
         rows: list[dict[str, str | int]] = []
         bad: list[dict[str, object]] = []
         for f, snapshot in zip(files, _snapshots(files, ctx.outdir / "spool")):
