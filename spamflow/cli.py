@@ -205,6 +205,9 @@ def _dispatch(args: argparse.Namespace, runner: DagRunner) -> int:
     if args.command == "validate":
         plan = plan_run(config, plugins)
         print(f"{config_path}: ok")
+        summary = config.input_summary()
+        if summary:
+            print(summary)
         print(f"workdir: {config.workdir_location}"
               + (f" (local cache: {config.workdir})" if config.workdir_url else ""))
         for name, stage in plan.items():

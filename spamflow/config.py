@@ -14,6 +14,7 @@ import re
 import shutil
 import types
 import typing
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from spamflow.crawl.settings import CrawlSettings
 from spamflow.detector import RunSettings, Stage
 from spamflow.errors import ConfigError
-from spamflow.inputs import RemoteInputError, is_paths_file, read_paths_file
+from spamflow.inputs import (
+    RemoteInputError,
+    archive_kind,
+    folder_archives,
+    is_paths_file,
+    kinds_line,
+    read_paths_file,
+)
 from spamflow.plugins import SpamflowPlugins
 from spamflow.storage import Location, StorageError, default_cache_dir, local_files
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError, ShapeError, check_shape
@@ -218,12 +226,45 @@ class Config:
                     if paths_files:
                         found.extend(Location.of(u) for u in self._paths_file(str(pattern)))
                     continue
-                hits = pattern.files()
+                hits = self._folder(pattern) if self._is_folder(pattern) else pattern.files()
                 if not hits:
                     raise ConfigError(f"{self.where()}: input.warc: {str(pattern)!r} matches no file")
                 found.extend(hits)
             out[label] = list(dict.fromkeys(found))
         return out
+
+    def _is_folder(self, pattern: Location) -> bool:
+        try:
+            return pattern.is_folder()
+        except RemoteInputError as exc:
+            raise ConfigError(f"{self.where()}: input.warc: {exc}") from None
+
+    def _folder(self, folder: Location) -> list[Location]:
+        """Every WARC and ARC file in ``folder`` (by suffix, or by content for other names);
+        a folder with none is an error that says what it holds."""
+        try:
+            archives, kinds = folder_archives(folder)
+        except RemoteInputError as exc:
+            raise ConfigError(f"{self.where()}: input.warc: {exc}") from None
+        if not archives:
+            raise ConfigError(f"{self.where()}: input.warc: folder {str(folder)!r} holds no WARC or ARC file "
+                              f"(.warc, .warc.gz, .arc, .arc.gz, or a file that starts like one); found "
+                              f"{kinds_line(kinds)}")
+        return archives
+
+    def input_summary(self) -> str | None:
+        """``input.warc: 8 files: 5 WARC (gzip), 2 ARC (gzip), 1 WARC``: what the inputs are, by
+        name or first bytes (:func:`spamflow.inputs.archive_kind`); None without ``input.warc``."""
+        if self.model.input.warc is None:
+            return None
+        files = [f for fs in self._input_files(paths_files=True).values() for f in fs]
+        kinds: Counter[str] = Counter()
+        for f in files:
+            try:
+                kinds[archive_kind(f) or "neither WARC nor ARC"] += 1
+            except RemoteInputError:
+                kinds["unreadable now"] += 1
+        return f"input.warc: {len(files)} files: {kinds_line(kinds)}"
 
     def _paths_file(self, pattern: str) -> list[str]:
         try:

@@ -15,6 +15,8 @@ remote file is downloaded to a spool file in the stage's work folder and deleted
 from __future__ import annotations
 
 import gzip
+import zlib
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,8 +30,9 @@ from spamflow.storage import (
     url_under,
 )
 
-__all__ = ["FIRST_HEAD_BYTES", "HEAD_BYTES", "HEAD_WORKERS", "RemoteInputError", "head_copy", "is_paths_file",
-           "local_copy", "read_paths_file", "remote_identities", "remote_identity"]
+__all__ = ["FIRST_HEAD_BYTES", "HEAD_BYTES", "HEAD_WORKERS", "RemoteInputError", "archive_kind", "folder_archives",
+           "head_copy", "is_paths_file", "kind_from_head", "local_copy", "read_paths_file", "remote_identities",
+           "remote_identity"]
 
 
 def is_paths_file(location: str) -> bool:
@@ -77,3 +80,60 @@ def local_copy(location: str, spool_dir: Path) -> Iterator[Path]:
     ``spool_dir`` holding the downloaded object, deleted on exit."""
     with Location.of(location).local_copy(spool_dir) as path:
         yield path
+
+
+ARCHIVE_SUFFIXES = {".warc.gz": "WARC (gzip)", ".warc": "WARC", ".arc.gz": "ARC (gzip)", ".arc": "ARC"}
+"""The usual names of the files the parser reads, and what each is (``.warc`` before ``.arc``:
+every ``.warc`` name also ends in ``arc``)."""
+SNIFF_BYTES = 4096
+"""How much of a file with another name is read to tell what it is."""
+
+
+def kind_from_head(head: bytes) -> str | None:
+    """What a file starting with ``head`` is, as the parser tells it (a WARC or ARC header
+    line, gzipped or not: ``spamflow.parse.warc_records``), None if neither."""
+    from spamflow.parse.arc_records import starts_like_arc
+
+    gz = head[:2] == b"\x1f\x8b"
+    if gz:
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return None
+    suffix = " (gzip)" if gz else ""
+    if head.startswith(b"WARC/"):
+        return "WARC" + suffix
+    if starts_like_arc(head):
+        return "ARC" + suffix
+    return None
+
+
+def archive_kind(location: Location) -> str | None:
+    """What an input file is: by its name when it has one of the usual suffixes (no read),
+    else by its first bytes (:func:`kind_from_head`); None for anything else."""
+    name = location.name.lower()
+    for suffix, kind in ARCHIVE_SUFFIXES.items():
+        if name.endswith(suffix):
+            return kind
+    return kind_from_head(location.head_bytes(SNIFF_BYTES))
+
+
+def folder_archives(folder: Location) -> tuple[list[Location], Counter[str]]:
+    """Every WARC and ARC file under ``folder`` (any depth, local or remote), sorted, and how
+    many of each kind were found, with the other files counted as ``other`` (left out)."""
+    found: list[Location] = []
+    kinds: Counter[str] = Counter()
+    for location in folder.find():
+        kind = archive_kind(location)
+        kinds[kind or "other"] += 1
+        if kind is not None:
+            found.append(location)
+    return found, kinds
+
+
+def kinds_line(kinds: Counter[str]) -> str:
+    """``5 WARC (gzip), 2 ARC (gzip), 1 other``: the kinds most common first (ties by name),
+    other files last."""
+    shown = sorted(((n, k) for k, n in kinds.items() if k != "other"), key=lambda nk: (-nk[0], nk[1]))
+    parts = [f"{n} {k}" for n, k in shown] + ([f"{kinds['other']} other (left out)"] if kinds.get("other") else [])
+    return ", ".join(parts) or "nothing"

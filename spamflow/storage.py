@@ -455,6 +455,50 @@ class Location:
         return [Location(str(p), _remote=False)
                 for p in sorted(Path(p) for p in glob.glob(self._text, recursive=True) if Path(p).is_file())]
 
+    def is_folder(self) -> bool:
+        """A folder of files: a local directory, or a prefix of a store that lists (``s3://``,
+        ``gs://``, ``hdfs://``, ...).  An ``http(s)://`` URL is a file: a web server's index
+        page is no listing to trust (and asking would download a file to find out)."""
+        if not self._remote:
+            return Path(self._text).is_dir()
+        if self._text.split("://", 1)[0] in ("http", "https"):
+            return False
+        try:
+            return bool(_input_filesystem(self._text).isdir(self._text))
+        except Exception as exc:  # noqa: BLE001
+            raise _input_error(self._text, exc) from exc
+
+    def find(self) -> list[Location]:
+        """Every file under this folder, at any depth, sorted; names starting with ``.`` (and
+        what is under them) are left out, as hidden."""
+        if not self._remote:
+            root = Path(self._text)
+            found = [p for p in root.rglob("*")
+                     if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)]
+            return [Location(str(p), _remote=False) for p in sorted(found)]
+        fs = _input_filesystem(self._text)
+        try:
+            paths = fs.find(self._text)
+        except Exception as exc:  # noqa: BLE001
+            raise _input_error(self._text, exc) from exc
+        base = fs._strip_protocol(self._text).rstrip("/")
+        urls = [join(self._text, str(p)[len(base) + 1:]) for p in sorted(paths)
+                if str(p).startswith(base + "/") and not any(part.startswith(".")
+                                                              for part in str(p)[len(base) + 1:].split("/"))]
+        return [Location(url, _remote=True) for url in urls]
+
+    def head_bytes(self, nbytes: int) -> bytes:
+        """The first ``nbytes`` of the file (fewer if it is shorter): one range request for a
+        remote object.  :class:`RemoteInputError` names it if it cannot be read."""
+        try:
+            if not self._remote:
+                with open(self._text, "rb") as fh:
+                    return fh.read(nbytes)
+            with _input_filesystem(self._text).open(self._text, "rb", block_size=nbytes) as fh:
+                return bytes(fh.read(nbytes))
+        except Exception as exc:  # noqa: BLE001
+            raise _input_error(self._text, exc) from exc
+
     def input_identity(self) -> dict[str, Any]:
         """What ingest's parameters record of an input file, so that a changed file makes a new
         ingest: its path with size and mtime; for a remote object its URL, ``mtime_ns`` 0 and
