@@ -31,7 +31,7 @@ from spamflow.storage import (
 )
 
 __all__ = ["FIRST_HEAD_BYTES", "HEAD_BYTES", "HEAD_WORKERS", "RemoteInputError", "archive_kind", "folder_archives",
-           "head_copy", "is_paths_file", "kind_from_head", "local_copy", "read_paths_file", "remote_identities",
+           "is_paths_file", "kind_from_head", "local_copy", "read_paths_file", "remote_identities",
            "remote_identity"]
 
 
@@ -64,14 +64,6 @@ FIRST_HEAD_BYTES = 1 << 16
 """How much of a remote file ingest reads first to find its first WARC-Date."""
 HEAD_BYTES = 1 << 20
 """How much it reads next, when the first head does not settle it."""
-
-
-@contextmanager
-def head_copy(location: str, spool_dir: Path, nbytes: int = HEAD_BYTES) -> Iterator[Path]:
-    """A local file holding the first ``nbytes`` of ``location`` (the file itself if local), for
-    looking at a remote file's first records without downloading all of it; deleted on exit."""
-    with Location.of(location).head_copy(spool_dir, nbytes) as (head, _):
-        yield head
 
 
 @contextmanager
