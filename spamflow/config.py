@@ -233,11 +233,14 @@ class Config:
             out[label] = list(dict.fromkeys(found))
         return out
 
-    def _is_folder(self, pattern: Location) -> bool:
+    @staticmethod
+    def _is_folder(pattern: Location) -> bool:
+        """A store that cannot be asked now makes the entry a file, whose identity error the
+        plan keeps for ingest to count (or fail on, with --strict), as for any remote file."""
         try:
             return pattern.is_folder()
-        except RemoteInputError as exc:
-            raise ConfigError(f"{self.where()}: input.warc: {exc}") from None
+        except RemoteInputError:
+            return False
 
     def _folder(self, folder: Location) -> list[Location]:
         """Every WARC and ARC file in ``folder`` (by suffix, or by content for other names);
