@@ -8,30 +8,14 @@ with one PUT, which object stores make visible whole or not at all.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from spamflow.storage import Location, atomic_path
 
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path to write; on success it becomes ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+__all__ = ["atomic_path", "write_text_atomic"]
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    from spamflow.storage import is_url, write_bytes
-
-    if is_url(path):
-        write_bytes(str(path), text.encode("utf-8"))
-        return
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    """``path`` (a local path or a URL: :meth:`spamflow.storage.Location.write_bytes`) holds
+    ``text`` (UTF-8), old or new, never a part."""
+    Location.of(path).write_bytes(text.encode("utf-8"))

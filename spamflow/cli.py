@@ -212,6 +212,9 @@ def _dispatch(args: argparse.Namespace, runner: DagRunner) -> int:
         plan = plan_run(config, plugins)
         check_writable(config.workdir_location, where=config.where())  # a remote one was checked on loading
         print(f"{config_path}: ok")
+        summary = config.input_summary()
+        if summary:
+            print(summary)
         print(f"workdir: {config.workdir_location}"
               + (f" (local cache: {config.workdir})" if config.workdir_url else ""))
         for name, stage in plan.items():

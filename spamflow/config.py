@@ -7,7 +7,6 @@ raised before anything runs.  Relative paths are taken relative to the config fi
 
 from __future__ import annotations
 
-import glob
 import importlib.util
 import json
 import os
@@ -15,6 +14,7 @@ import re
 import shutil
 import types
 import typing
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +26,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from spamflow.crawl.settings import CrawlSettings
 from spamflow.detector import RunSettings, Stage
 from spamflow.errors import ConfigError
-from spamflow.inputs import RemoteInputError, is_paths_file, is_remote, read_paths_file
+from spamflow.inputs import (
+    RemoteInputError,
+    archive_kind,
+    folder_archives,
+    is_paths_file,
+    kinds_line,
+    read_paths_file,
+)
 from spamflow.plugins import SpamflowPlugins
-from spamflow.storage import StorageError, check_workdir, default_cache_dir, is_url, local_path, mirror_dir
+from spamflow.storage import Location, StorageError, default_cache_dir, local_files
 from spamflow.yaml_loader import ConfigLoader, DuplicateKeyError, ShapeError, check_shape
 
 Runner = Literal["auto", "inline", "local", "spark", "hadoop", "emr"]
@@ -199,62 +206,101 @@ class Config:
         return self.workdir_url or str(self.workdir)
 
     @property
+    def published_workdir(self) -> Location:
+        """The workdir as a location: where stages and run.json are published."""
+        return Location.of(self.workdir_location)
+
+    @property
     def base_dir(self) -> Path:
         return self.path.parent if self.path else Path.cwd()
 
-    def warc_globs(self) -> dict[str | None, list[str]]:
-        """Absolute globs by snapshot label (None: take the label from the WARC date)."""
+    def warc_locations(self) -> dict[str | None, list[Location]]:
+        """The configured inputs by snapshot label (None: take the label from the WARC date),
+        each a location: a URL as given, a local glob under the config's folder."""
         warc = self.model.input.warc
         if warc is None:
             return {}
         by_label = warc if isinstance(warc, dict) else {self.model.input.snapshot: warc}
-        return {label: [g if is_remote(g) else str(self.base_dir / g) for g in globs]
-                for label, globs in by_label.items()}
+        return {label: [Location.of(g, base=self.base_dir) for g in globs] for label, globs in by_label.items()}
+
+    def warc_globs(self) -> dict[str | None, list[str]]:
+        """Absolute globs (and URLs) by snapshot label (None: take the label from the WARC date)."""
+        return {label: [str(loc) for loc in locations] for label, locations in self.warc_locations().items()}
 
     def warc_inputs(self) -> dict[str | None, list[str]]:
         """Every input location by snapshot label: local files (globs resolved, as
         ``warc_files``), remote URLs as given, and the entries of paths files."""
-        out: dict[str | None, list[str]] = {}
-        for label, patterns in self.warc_globs().items():
-            found: list[str] = []
+        return {label: [str(f) for f in files] for label, files in self._input_files(paths_files=True).items()}
+
+    def warc_files(self) -> dict[str | None, list[Path]]:
+        """The local input files (globs resolved now; a glob that matches nothing is a config
+        error; URLs are not local files), by snapshot label."""
+        return {label: local_files(files) for label, files in self._input_files(paths_files=False).items()}
+
+    def _input_files(self, *, paths_files: bool) -> dict[str | None, list[Location]]:
+        out: dict[str | None, list[Location]] = {}
+        for label, patterns in self.warc_locations().items():
+            found: list[Location] = []
             for pattern in patterns:
-                if is_paths_file(pattern):
-                    try:
-                        found.extend(read_paths_file(pattern, self.model.input.base_url))
-                    except RemoteInputError as exc:
-                        raise ConfigError(f"{self.where()}: input.warc: paths file {exc}") from None
-                elif is_remote(pattern):
-                    found.append(pattern)
-                else:
-                    found.extend(str(p) for p in self._glob(pattern))
+                if is_paths_file(str(pattern)):
+                    if paths_files:
+                        found.extend(Location.of(u) for u in self._paths_file(str(pattern)))
+                    continue
+                hits = self._folder(pattern) if self._is_folder(pattern) else pattern.files()
+                if not hits:
+                    raise ConfigError(f"{self.where()}: input.warc: {str(pattern)!r} matches no file")
+                found.extend(hits)
             out[label] = list(dict.fromkeys(found))
         return out
 
-    def warc_files(self) -> dict[str | None, list[Path]]:
-        """Resolve globs now; a glob that matches nothing is a config error."""
-        out: dict[str | None, list[Path]] = {}
-        for label, patterns in self.warc_globs().items():
-            files: list[Path] = []
-            for pattern in patterns:
-                if not (is_remote(pattern) or is_paths_file(pattern)):
-                    files.extend(self._glob(pattern))
-            out[label] = list(dict.fromkeys(files))
-        return out
+    @staticmethod
+    def _is_folder(pattern: Location) -> bool:
+        """A store that cannot be asked now makes the entry a file, whose identity error the
+        plan keeps for ingest to count (or fail on, with --strict), as for any remote file."""
+        try:
+            return pattern.is_folder()
+        except RemoteInputError:
+            return False
 
-    def _glob(self, pattern: str) -> list[Path]:
-        if Path(pattern).is_file():  # an existing file is itself, even named like a glob: crawl[1].warc.gz
-            return [Path(pattern)]
-        hits = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
-        if not hits:
-            raise ConfigError(f"{self.where()}: input.warc: {pattern!r} matches no file")
-        return hits
+    def _folder(self, folder: Location) -> list[Location]:
+        """Every WARC and ARC file in ``folder`` (by suffix, or by content for other names);
+        a folder with none is an error that says what it holds."""
+        try:
+            archives, kinds = folder_archives(folder)
+        except RemoteInputError as exc:
+            raise ConfigError(f"{self.where()}: input.warc: {exc}") from None
+        if not archives:
+            raise ConfigError(f"{self.where()}: input.warc: folder {str(folder)!r} holds no WARC or ARC file "
+                              f"(.warc, .warc.gz, .arc, .arc.gz, or a file that starts like one); found "
+                              f"{kinds_line(kinds)}")
+        return archives
+
+    def input_summary(self) -> str | None:
+        """``input.warc: 8 files: 5 WARC (gzip), 2 ARC (gzip), 1 WARC``: what the inputs are, by
+        name or first bytes (:func:`spamflow.inputs.archive_kind`); None without ``input.warc``."""
+        if self.model.input.warc is None:
+            return None
+        files = [f for fs in self._input_files(paths_files=True).values() for f in fs]
+        kinds: Counter[str] = Counter()
+        for f in files:
+            try:
+                kinds[archive_kind(f) or "neither WARC nor ARC"] += 1
+            except RemoteInputError:
+                kinds["unreadable now"] += 1
+        return f"input.warc: {len(files)} files: {kinds_line(kinds)}"
+
+    def _paths_file(self, pattern: str) -> list[str]:
+        try:
+            return read_paths_file(pattern, self.model.input.base_url)
+        except RemoteInputError as exc:
+            raise ConfigError(f"{self.where()}: input.warc: paths file {exc}") from None
 
     def hostgraph_locations(self) -> tuple[str, str] | None:
         """``input.hostgraph``'s vertex and edge files, relative paths taken from the config's folder."""
         graph = self.model.input.hostgraph
         if graph is None:
             return None
-        return tuple(g if is_remote(g) else str(self.base_dir / g)  # type: ignore[return-value]
+        return tuple(str(Location.of(g, base=self.base_dir))  # type: ignore[return-value]
                      for g in (graph.vertices, graph.edges))
 
     def crawls(self) -> list[CrawlSettings]:
@@ -307,17 +353,15 @@ def _with_workdir(path: Path | None, model: ConfigModel, base: Path, override: s
     override to the current directory) as before, or a remote URL checked now (reachable,
     writable) and given its local cache under ``cache_dir``."""
     given = str(override) if override is not None else model.workdir
-    if not is_url(given):
-        wd = local_path(given).resolve() if override is not None else (base / local_path(given)).resolve()
-        _refuse_unsafe_workdir(wd, path)
-        return Config(path=path, model=model, workdir=wd)
-    url = given.rstrip("/")
+    location = Location.of(given.rstrip("/") or given, base=None if override is not None else base).resolved()
     try:
-        check_workdir(url)
+        location.check_workdir()
     except StorageError as exc:
         raise ConfigError(f"{str(path) if path else '<config>'}: workdir: {exc}") from None
     cache = base / model.cache_dir if model.cache_dir else default_cache_dir()
-    return Config(path=path, model=model, workdir=mirror_dir(url, cache.resolve()), workdir_url=url)
+    workdir = location.working_dir(cache.resolve())
+    _refuse_unsafe_workdir(workdir, path)
+    return Config(path=path, model=model, workdir=workdir, workdir_url=location.url)
 
 
 def _refuse_unsafe_workdir(wd: Path, path: Path | None) -> None:

@@ -26,7 +26,7 @@ import spamflow
 from spamflow.atomic import write_text_atomic
 from spamflow.planned import PlannedStage
 from spamflow.stage_runner import fetch_stage, is_complete, read_stage_record
-from spamflow.storage import is_url, join, mirrored_url, read_bytes
+from spamflow.storage import Location
 
 RUN_MANIFEST = "run.json"
 
@@ -45,9 +45,9 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
                 stages[name]["error"] = errors[name]
             continue
         record = read_stage_record(stage.directory)
-        directory = stage.directory if is_url(stage.directory) else Path(stage.directory)
+        directory = Location.of(stage.directory)
         stages[name] = {
-            "outputs": {k: _inside(directory, v) for k, v in record["outputs"].items()},
+            "outputs": {k: str(directory.join(v)) for k, v in record["outputs"].items()},
             "params": record["params"],
             "counts": record["counts"],
             "seconds": record["seconds"],
@@ -91,10 +91,6 @@ def kept_command_entries(previous: dict[str, Any] | None, plan: dict[str, Planne
     return kept
 
 
-def _inside(directory: str | Path, rel: str) -> str:
-    return join(directory, rel) if isinstance(directory, str) else str(directory / rel)
-
-
 def add_command_entry(workdir: str | Path, name: str, entry: dict[str, Any], *, command: str) -> str | Path:
     """Add (or replace) the entry ``name`` of a command that ran outside the DAG to run.json,
     leaving every other entry as it is.  ``entry`` has ``outputs``, ``params``, ``counts``,
@@ -108,8 +104,7 @@ def add_command_entry(workdir: str | Path, name: str, entry: dict[str, Any], *, 
 def manifest_location(workdir: str | Path) -> str | Path:
     """Where run.json of ``workdir`` is: ``<workdir>/run.json``, a URL for a remote workdir,
     which a command may also name by its local cache (``config.workdir``)."""
-    url = workdir if is_url(workdir) else mirrored_url(workdir)
-    return join(str(url), RUN_MANIFEST) if url else Path(workdir) / RUN_MANIFEST
+    return Location.of(workdir).published().join(RUN_MANIFEST).native()
 
 
 def write_manifest(workdir: str | Path, manifest: dict[str, Any]) -> str | Path:
@@ -126,12 +121,8 @@ def read_manifest(workdir: str | Path) -> dict[str, Any]:
 def read_manifest_file(location: str | Path) -> dict[str, Any]:
     """run.json at ``location`` (a path, or a URL: :class:`spamflow.storage.StorageError` if
     it cannot be read)."""
-    if is_url(location):
-        record: dict[str, Any] = json.loads(read_bytes(str(location)))
-        return record
-    with open(location, encoding="utf-8") as fh:
-        record = json.load(fh)
-        return record
+    record: dict[str, Any] = json.loads(Location.of(location).read_bytes())
+    return record
 
 
 def localized(manifest: dict[str, Any], workdir_url: str, cache: Path, names: set[str]) -> dict[str, Any]:
@@ -149,7 +140,7 @@ def localized(manifest: dict[str, Any], workdir_url: str, cache: Path, names: se
             todo.extend((stages[name].get("requires") or {}).keys())
     prefix = workdir_url.rstrip("/") + "/"
     out = {**manifest, "stages": dict(stages)}
-    fetched: set[str] = set()
+    fetched: set[Location] = set()
     for name in sorted(wanted):
         entry = stages[name]
         directory = entry.get("directory", "")

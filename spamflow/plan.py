@@ -21,7 +21,6 @@ from pydantic import BaseModel, ValidationError
 from spamflow.config import Config, detector_upstream
 from spamflow.detector import Stage
 from spamflow.errors import ConfigError
-from spamflow.inputs import RemoteInputError, is_remote, remote_identities
 from spamflow.planned import PlannedStage, stage_dir
 from spamflow.plugins import SpamflowPlugins
 from spamflow.stages.crawl import DEMO_CRAWL, CrawlStage
@@ -29,7 +28,7 @@ from spamflow.stages.demo_web import DemoWebStage
 from spamflow.stages.ingest import IngestStage
 from spamflow.stages.parse import ParseStage
 from spamflow.stages.report import ReportParams, ReportStage
-from spamflow.storage import join
+from spamflow.storage import Location, input_identities
 
 __all__ = ["PlannedStage", "canonical_json", "class_path", "file_digest", "input_digests", "plan_run", "signature",
            "stage_dir"]
@@ -91,12 +90,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         identity = {k: v for k, v in params.items() if k not in execution}
         sig = signature(cls.name, cls.version, identity, upstream, files)
         folder = f"{cls.name}-{sig}"
-        local = config.workdir / "stages" / folder
-        if config.workdir_url is None:
-            planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, str(local), files)
-        else:
-            planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig,
-                                             join(config.workdir_url, "stages", folder), files, str(local))
+        local = str(config.workdir / "stages" / folder)
+        directory = str(config.published_workdir.join("stages", folder))  # the local folder, or its URL
+        planned[cls.name] = PlannedStage(cls.name, class_path(cls), params, upstream, sig, directory, files,
+                                         "" if directory == local else local)
 
     source = config.model.input
     if source.demo is not None:
@@ -124,18 +121,10 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
                          "base_dir": str(config.base_dir)}, ())
         add(IngestStage, {"from_crawl": True}, ("crawl",))
     else:
-        inputs = [(label, loc) for label, locations in config.warc_inputs().items() for loc in locations]
-        remote = [loc for _, loc in inputs if is_remote(loc)]
-        identities = dict(zip(remote, remote_identities(remote)))
-        files = []
-        for label, loc in inputs:
-            if is_remote(loc):
-                files.append({"path": loc, "mtime_ns": 0, "snapshot": label, **_identity_entry(identities[loc])})
-                continue
-            p = Path(loc)
-            st = p.stat()
-            files.append({"path": str(p.resolve()), "bytes": st.st_size,
-                          "mtime_ns": st.st_mtime_ns, "snapshot": label})
+        inputs = [(label, Location.of(loc)) for label, locations in config.warc_inputs().items()
+                  for loc in locations]
+        identities = input_identities([loc for _, loc in inputs])  # a remote object's error is kept for ingest
+        files = [{**identity, "snapshot": label} for (label, _), identity in zip(inputs, identities)]
         add(IngestStage, {"files": files}, ())
     if "ingest" in planned:
         add(ParseStage, config.model.parse.model_dump(mode="json"), ("ingest",))
@@ -165,11 +154,3 @@ def plan_run(config: Config, plugins: SpamflowPlugins) -> dict[str, PlannedStage
         params = ReportParams(max_items=report.max_items, max_hosts=report.max_hosts)
         add(ReportStage, params, ReportStage.upstream(params, selected))
     return planned
-
-
-def _identity_entry(identity: dict[str, Any] | RemoteInputError) -> dict[str, Any]:
-    """Size, ETag and Last-Modified as the server reports them; an object the server cannot
-    describe keeps its error for ingest to count (or fail on, with --strict)."""
-    if isinstance(identity, RemoteInputError):
-        return {"bytes": -1, "error": str(identity)}
-    return identity

@@ -27,12 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import spamflow
-from spamflow import storage
 from spamflow.detector import RunSettings, Stage, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
 from spamflow.per_host import check_host_tables
 from spamflow.planned import PlannedStage
-from spamflow.storage import is_url, join
+from spamflow.storage import Location
 
 STAGE_RECORD = "stage.json"
 BAD_RECORDS_IN_MANIFEST = 1000
@@ -47,14 +46,10 @@ def load_stage_class(path: str) -> type[Stage]:
     return stage_class
 
 
-def read_stage_record(directory: str | Path) -> dict[str, Any]:
-    """The ``stage.json`` of a stage directory, local or (a URL) remote."""
-    if is_url(directory):
-        record: dict[str, Any] = json.loads(storage.read_bytes(join(str(directory), STAGE_RECORD)))
-        return record
-    with open(Path(directory) / STAGE_RECORD, encoding="utf-8") as fh:
-        record = json.load(fh)
-        return record
+def read_stage_record(directory: str | Path | Location) -> dict[str, Any]:
+    """The ``stage.json`` of a stage directory, local or remote."""
+    record: dict[str, Any] = json.loads(Location.of(directory).join(STAGE_RECORD).read_bytes())
+    return record
 
 
 def is_complete(stage: PlannedStage) -> bool:
@@ -83,70 +78,56 @@ def current_record(directory: str, seen: dict[str, dict[str, Any] | None]) -> di
 def _record_if_any(directory: str) -> dict[str, Any] | None:
     """The stage's record; None if there is none or it is not JSON (a damaged ``stage.json``
     makes the stage incomplete, so the next run redoes it and replaces the directory)."""
+    raw = Location.of(directory).join(STAGE_RECORD).read_bytes_if_any()
     try:
-        if is_url(directory):
-            raw = storage.read_bytes_if_any(join(directory, STAGE_RECORD))
-            return None if raw is None else dict(json.loads(raw))
-        return read_stage_record(directory)
-    except (FileNotFoundError, ValueError):
+        return None if raw is None else dict(json.loads(raw))
+    except ValueError:
         return None
 
 
 def _beside(directory: str, name: str) -> str:
     """The stage directory ``name`` next to ``directory`` (``<workdir>/stages/<name>``)."""
-    return join(directory.rsplit("/", 1)[0], name) if is_url(directory) else str(Path(directory).parent / name)
+    return str(Location.of(directory).parent.join(name))
+
+
+def working_directory(stage: PlannedStage) -> Path:
+    """The local folder the stage runs in and is read from: its directory, or under a remote
+    workdir that directory's copy in the local cache."""
+    return Path(stage.local_directory or stage.directory)
 
 
 def stage_outputs(stage: PlannedStage) -> StageOutputs:
-    directory = fetch_stage(stage.directory, Path(stage.local_directory)) if stage.local_directory \
-        else Path(stage.directory)
+    directory = fetch_stage(stage.directory, working_directory(stage))
     record = read_stage_record(directory)
     return StageOutputs(stage.name, directory, {k: directory / v for k, v in record["outputs"].items()},
                         record["params"], record.get("host_tables", {}), record.get("run_id"))
 
 
-def fetch_stage(url: str, local: Path, fetched: set[str] | None = None) -> Path:
-    """The published stage ``url`` in the local cache directory ``local``: downloaded unless the
-    cache holds the same ``stage.json``, and so are the stages it was made from (the report stage
-    reads their records and outputs from the folders beside its own)."""
+def fetch_stage(directory: str | Location, local: Path, fetched: set[Location] | None = None) -> Path:
+    """The published stage ``directory`` in the local folder ``local`` (its copy in a remote
+    workdir's cache; a local stage is its own copy): downloaded unless ``local`` holds the same
+    ``stage.json``, and so are the stages it was made from (the report stage reads their
+    records and outputs from the folders beside its own)."""
+    location = Location.of(directory)
     fetched = set() if fetched is None else fetched
-    fetched.add(url)
-    published = storage.read_bytes(join(url, STAGE_RECORD))
-    cached = local / STAGE_RECORD
-    if not (cached.is_file() and cached.read_bytes() == published):
-        tmp = local.parent / f".{local.name}.fetch-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        try:
-            storage.download_tree(url, tmp, last=STAGE_RECORD)
-            storage.replace_dir(tmp, local)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    parent = url.rsplit("/", 1)[0]
+    fetched.add(location)
+    _, published = location.fetch_dir(local, last=STAGE_RECORD)
     for up, signature in json.loads(published).get("requires", {}).items():
-        if join(parent, f"{up}-{signature}") not in fetched:
-            fetch_stage(join(parent, f"{up}-{signature}"), local.parent / f"{up}-{signature}", fetched)
+        upstream = location.parent.join(f"{up}-{signature}")
+        if upstream not in fetched:
+            fetch_stage(upstream, local.parent / f"{up}-{signature}", fetched)
     return local
 
 
 def publish(tmp: Path, stage: PlannedStage) -> None:
     """Make the finished ``tmp`` the stage's directory, unless a concurrent run published the
-    same signature first.  Local: one rename (a directory left without ``stage.json`` is
-    replaced, as is one made from older runs of its upstream stages).  Remote: upload,
-    ``stage.json`` last, and keep ``tmp`` as the cached copy."""
-    if not stage.local_directory:
-        final = Path(stage.directory)
-        if is_complete(stage):
-            shutil.rmtree(tmp)
-        elif final.exists():
-            storage.replace_dir(tmp, final)
-        else:
-            os.replace(tmp, final)
-        return
+    same signature first (a directory left without ``stage.json`` is replaced, as is one made
+    from older runs of its upstream stages): one rename of a local directory; under a remote
+    workdir an upload with ``stage.json`` last, ``tmp`` then kept as the cached copy."""
     if is_complete(stage):
         shutil.rmtree(tmp)  # the published one is read (fetched) from now on
         return
-    storage.upload_tree(tmp, stage.directory, last=STAGE_RECORD)
-    storage.replace_dir(tmp, Path(stage.local_directory))
+    Location.of(stage.directory).publish_dir(tmp, last=STAGE_RECORD, cache=working_directory(stage))
 
 
 def cpu_seconds_so_far() -> float:
@@ -204,7 +185,7 @@ def remove_dead_temporaries(folder: Path) -> list[str]:
 def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: RunSettings) -> dict[str, Any]:
     """Run ``stage`` (its upstream stages must be complete) and publish its directory."""
     cls = load_stage_class(stage.stage_class)
-    final = Path(stage.local_directory or stage.directory)
+    final = working_directory(stage)
     inputs = {name: stage_outputs(upstream[name]) for name in stage.requires}
     tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
     remove_dead_temporaries(final.parent)  # a killed run's leftovers (issue 36 item 9)

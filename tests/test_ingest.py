@@ -152,3 +152,24 @@ def test_wet_and_wat_files_are_said_to_hold_no_html_naming_the_warc_they_came_fr
     failed = [line for line in err.splitlines() if line.startswith("spamflow: stage 'ingest' failed: ")]
     assert len(failed) == 1 and "no WARC file of captures to parse" in failed[0], err
     assert f"{wet} is a WET file" in failed[0] and f"{wat} is a WAT file" in failed[0], err
+
+
+@pytest.mark.parametrize("remote", [False, True])
+def test_demo_warc_files_are_recorded_where_they_are_published(tmp_path, remote):
+    """Issue 42 item 3: under a remote workdir the demo's (or crawl's) WARC files are recorded by
+    their URL in the bucket, which every machine reads, not by the driver's cache path; under a
+    local workdir by their local path, as before."""
+    from spamflow.storage import mirror_dir
+
+    root = mirror_dir("s3://runs/w", tmp_path / "cache") if remote else tmp_path / "w"
+    warc = root / "stages" / "demo-1" / "warc" / "2026-01" / "a.warc.gz"
+    warc.parent.mkdir(parents=True)
+    write_warc(warc, [Resp("http://x.example.com/", html("t", "x"), date="2026-01-01T00:00:01Z")])
+    demo = StageOutputs("demo", root / "stages" / "demo-1", {"warc": root / "stages" / "demo-1" / "warc"}, {})
+    out = tmp_path / "out"
+    out.mkdir()
+    result = IngestStage().run(StageContext(params=IngestParams(from_demo=True), inputs={"demo": demo}, outdir=out,
+                                            settings=RunSettings()))
+    rows = read_warc_list(out / result.outputs["warcs"])
+    expected = "s3://runs/w/stages/demo-1/warc/2026-01/a.warc.gz" if remote else str(warc)
+    assert rows == [{"path": expected, "snapshot": "2026-01", "bytes": warc.stat().st_size}]

@@ -12,7 +12,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from spamflow import inputs
+from spamflow import inputs, storage
 from spamflow.inputs import RemoteInputError, remote_identities, remote_identity
 
 pytest.importorskip("s3fs", reason="s3fs reads s3:// inputs")
@@ -33,7 +33,7 @@ def test_an_s3_folder_is_listed_once_and_gives_each_objects_head_identity(s3, mo
 
     asked: list[str] = []
     real = inputs.remote_identity
-    monkeypatch.setattr(inputs, "remote_identity", lambda url: asked.append(url) or real(url))
+    monkeypatch.setattr(storage, "remote_identity", lambda url: asked.append(url) or real(url))
     got = remote_identities(list(reversed(urls)))[::-1]
 
     assert got[:6] == heads[:6]

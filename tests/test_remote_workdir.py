@@ -273,6 +273,7 @@ def test_the_demo_on_s3_equals_the_local_demo(tmp_path, s3, demo_no_crawl_once):
         folder = stage["directory"].removeprefix(f"s3://{BUCKET}/")
         assert folder == f"demo/stages/{name}-{local[name]['signature']}" and f"{folder}/stage.json" in keys
     _same_results(env, first["stages"], local)
+    _warc_files_are_the_inputs_own_locations(env, client, first["stages"], local)
 
     assert _ran(demo(url, "cache")) == set()
 
@@ -284,6 +285,23 @@ def test_the_demo_on_s3_equals_the_local_demo(tmp_path, s3, demo_no_crawl_once):
     _same_results(env, again["stages"], local)
     assert not list((tmp_path / "empty-cache").rglob("stage-files.json"))  # the listing stays in the bucket
     assert not (demo_no_crawl_once["cache"] / "spamflow").exists()  # a local workdir has no cache
+
+
+def _warc_files_are_the_inputs_own_locations(env: dict, client, remote: dict, local: dict) -> None:
+    """The page table's ``warc_file`` names the demo's WARC files where they are published: their
+    URLs in the bucket (which every machine can read), as a local run names its local paths, not
+    the driver's cache (issue 42 item 3)."""
+    demo_dir = remote["demo"]["directory"]
+    warcs = {f"s3://{BUCKET}/{k}" for k in _keys(client, demo_dir.removeprefix(f"s3://{BUCKET}/") + "/")
+             if k.endswith(".warc.gz")}
+    assert len(warcs) >= 2
+    in_table = {row["warc_file"] for row in _s3_table(env, remote["parse"]["outputs"]["pages"])}
+    assert in_table == warcs
+    local_files = {row["warc_file"] for row in ds.dataset(local["parse"]["outputs"]["pages"]).to_table(
+        columns=["warc_file"]).to_pylist()}
+    local_demo = local["demo"]["directory"]
+    assert {Path(f).relative_to(local_demo).as_posix() for f in local_files} == \
+        {w.removeprefix(demo_dir + "/") for w in warcs}
 
 
 def _same_results(env: dict, remote: dict, local: dict) -> None:

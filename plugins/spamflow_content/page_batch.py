@@ -69,14 +69,10 @@ def named_term_counts(table: pa.Table) -> Iterator[tuple[str, str, int]]:
 def part_batches(path: str, columns: list[str]) -> Iterator[pa.Table]:
     """The batches of one Parquet part of the page table, ``BATCH_ROWS`` rows at most; a URL
     (``s3://``, ``hdfs://``: a part under a remote workdir) is read with the client that wrote
-    the workdir (``spamflow.storage.open_input``)."""
-    if "://" in path:
-        from spamflow.storage import open_input  # only a remote part needs it (fsspec); local runs import no more
+    the workdir, a path as a plain file: ``spamflow.storage.open_input`` decides which."""
+    from spamflow.storage import open_input  # standard library (fsspec only for a URL)
 
-        source = open_input(path)
-    else:
-        source = pa.OSFile(path, "rb")
-    with source, pq.ParquetFile(source) as part:
+    with open_input(path) as source, pq.ParquetFile(source) as part:
         for batch in part.iter_batches(batch_size=BATCH_ROWS, columns=columns):
             yield pa.Table.from_batches([batch])
 

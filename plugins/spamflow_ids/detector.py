@@ -89,7 +89,7 @@ def mapreduce_records(parts: list[str], warcs: list[str], params: IdsParams, wor
         listed[-1].write_text(json.dumps({"warc": warc}) + "\n")
     if not listed:
         return [], {}
-    if runner != "inline" and warcs:  # the mapper reads WARC files with spamflow's reader
+    if runner != "inline":  # the mapper reads WARC files with spamflow's reader, parts with its open_input
         runner_args = (*runner_args, "--py-files", str(package_zip("spamflow")))
     rules = params.rules()
     out = run_job(MRIds, listed, workdir / "ids.jsonl", runner=runner, runner_args=runner_args,

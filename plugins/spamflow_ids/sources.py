@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spamflow_ids.extract import IdRules, html_ids, page_ids
@@ -21,9 +20,8 @@ PAGE_COLUMNS = ["doc_id", "snapshot", "host", "domain", "url", "links"]
 
 
 def _open(path: str) -> Any:
-    if "://" not in path:
-        return pa.OSFile(path, "rb")
-    from spamflow.storage import open_input  # only for a URL (a remote workdir's part)
+    """A part open for reading, a local file or a URL (a remote workdir's part)."""
+    from spamflow.storage import open_input
 
     return open_input(path)
 

@@ -33,18 +33,17 @@ def host_graphs_mapreduce(parts: Sequence[Path], workdir: Path, *, nofollow: boo
     """The node index and host graphs of the page table's Parquet ``parts`` (nodes = hosts),
     equal to ``load_graphs``'s: one input file per part, so each part is a map task.  A part
     in a remote workdir's cache is named by its published URL, so workers on any machine read
-    it (and get spamflow's zip for the reader); other parts by their absolute path."""
+    it; other parts by their absolute path (the tasks get spamflow's zip for the reader,
+    ``spamflow.storage.open_input``, which opens either)."""
     inputs = workdir / "parts"
     inputs.mkdir(parents=True, exist_ok=True)
-    listed, remote = [], False
+    listed = []
     for i, part in enumerate(sorted(parts)):
-        location = storage.task_location(part)
-        remote = remote or storage.is_url(location)
         listed.append(inputs / f"{i:05d}.txt")
-        listed[-1].write_text(f"{location}\n")
+        listed[-1].write_text(f"{storage.task_location(part)}\n")
     if not listed:
         return np.array([], dtype=object), []
-    if remote and runner != "inline":
+    if runner != "inline":  # the tasks open each part with spamflow.storage.open_input
         runner_args = (*runner_args, "--py-files", str(package_zip("spamflow")))
     out = run_job(MRHostEdges, listed, workdir / "host_edges.jsonl", runner=runner,
                   args=["--nofollow", "yes" if nofollow else "no"], runner_args=runner_args)

@@ -1,8 +1,8 @@
 """The host graphs of every snapshot from the page table, as one mrjob job.
 
 Input lines: the page table's Parquet parts, local paths or, under a remote workdir, URLs
-(``s3://...``, read with ``spamflow.storage.open_input``: the job's one import of spamflow,
-and only for a URL, when the driver ships spamflow's zip). The mapper reads a part's
+(``s3://...``), each opened with ``spamflow.storage.open_input``: the job's one import of
+spamflow, whose zip the driver ships. The mapper reads a part's
 snapshot, host, words and links columns and emits, keyed by host name, that the host
 exists, its words per snapshot and the page links to it by (snapshot, source host)
 (:func:`spamflow_links.hostgraph.page_records`); the reducer of a host name knows whether
@@ -38,10 +38,8 @@ def part_batches(path: str):
 
 
 def _open(path: str):
-    """A part open for reading: a local file, or a URL through the reader of remote workdirs."""
-    if "://" not in path:
-        return pa.OSFile(path, "rb")
-    from spamflow.storage import open_input  # only for a URL: a local run's job imports nothing of spamflow
+    """A part open for reading, a local file or a URL: the reader of remote workdirs decides."""
+    from spamflow.storage import open_input  # standard library (fsspec only for a URL)
 
     return open_input(path)
 

@@ -14,7 +14,6 @@ worker never needs the driver's disk.
 from __future__ import annotations
 
 import json
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -22,12 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from spamflow import storage
 from spamflow.errors import BadInputError
 from spamflow.inputs import RemoteInputError, local_copy
 from spamflow.parse.html_depth import DEFAULT_MAX_DEPTH
 from spamflow.parse.revisits import Revisit
 from spamflow.parse.warc_file import FileParse, parse_warc_file
+from spamflow.storage import Location
 
 _REVISIT_DATES = tuple(f.name for f in fields(Revisit) if "datetime" in str(f.type))
 
@@ -52,9 +51,7 @@ class FileJob:
 
     @property
     def out_path(self) -> str:
-        if storage.is_url(self.out_dir):
-            return storage.join(self.out_dir, part_name(self.part))
-        return str(Path(self.out_dir) / part_name(self.part))
+        return str(Location.of(self.out_dir).join(part_name(self.part)))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -66,17 +63,11 @@ class FileJob:
 
 def run_file_job(job: FileJob, progress: Callable[[int], None] | None = None) -> FileParse:
     """Parse one file into its part file (both engines call this); a part under a URL is
-    written to a temporary folder first and uploaded whole (an object store has no appends)."""
-    if not storage.is_url(job.out_dir):
-        return parse_location(job.location, job.snapshot, job.out_path, max_bytes=job.max_bytes,
+    written to a temporary folder first and uploaded whole (an object store has no appends:
+    :meth:`~spamflow.storage.Location.writing`)."""
+    with Location.of(job.out_path).writing() as out:
+        return parse_location(job.location, job.snapshot, str(out), max_bytes=job.max_bytes,
                               strict=job.strict, progress=progress, max_depth=job.max_depth)
-    with tempfile.TemporaryDirectory(prefix="spamflow-part-") as scratch:
-        local = Path(scratch) / part_name(job.part)
-        result = parse_location(job.location, job.snapshot, str(local), max_bytes=job.max_bytes,
-                                strict=job.strict, progress=progress, max_depth=job.max_depth)
-        if local.exists():
-            storage.put_file(local, job.out_path)
-    return result
 
 
 def parse_location(location: str, snapshot: str, out: str, *, max_bytes: int, strict: bool,

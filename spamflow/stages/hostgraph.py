@@ -43,19 +43,16 @@ class HostGraphParams(DetectorParams):
 def file_identity(location: str, where: str = "<config>", key: str = "vertices") -> dict[str, Any]:
     """What makes a changed graph file a new stage: size and mtime of a local file, the
     server's ETag / Last-Modified of a remote one."""
-    from pathlib import Path
-
     from spamflow.errors import ConfigError
-    from spamflow.inputs import RemoteInputError, is_remote, remote_identity
+    from spamflow.storage import Location
 
     try:
-        if is_remote(location):
-            return {"path": location, **{k: v for k, v in remote_identity(location).items()
-                                         if k in ("bytes", "etag", "last_modified")}}
-        st = Path(location).stat()
-    except (OSError, RemoteInputError) as exc:
+        identity = Location.of(location).input_identity()
+    except OSError as exc:
         raise ConfigError(f"{where}: input.hostgraph.{key}: cannot read {location}: {exc}") from None
-    return {"path": str(Path(location).resolve()), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    if "error" in identity:  # a server that cannot describe it
+        raise ConfigError(f"{where}: input.hostgraph.{key}: cannot read {location}: {identity['error']}")
+    return identity
 
 
 def adjacency(n: int, sources: np.ndarray, targets: np.ndarray) -> tuple[sp.csr_matrix, dict[str, int]]:

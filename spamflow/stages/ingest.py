@@ -14,17 +14,10 @@ from pathlib import Path
 
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.errors import BadInputError, plain_reason
-from spamflow.inputs import (
-    FIRST_HEAD_BYTES,
-    HEAD_BYTES,
-    HEAD_WORKERS,
-    RemoteInputError,
-    head_copy,
-    is_remote,
-    local_copy,
-)
+from spamflow.inputs import FIRST_HEAD_BYTES, HEAD_BYTES, HEAD_WORKERS, RemoteInputError
 from spamflow.parse.derived_files import DerivedFile, derived_file
 from spamflow.parse.warc_records import BadRecord, iter_records, warc_date
+from spamflow.storage import Location
 
 
 class WarcFile(DetectorParams):
@@ -84,8 +77,10 @@ class IngestStage(Stage):
         files = list(params.files)
         if params.from_demo or params.from_crawl:
             warc_dir = ctx.inputs["demo" if params.from_demo else "crawl"]["warc"]
-            files = [WarcFile(path=str(p), bytes=p.stat().st_size, mtime_ns=0, snapshot=p.parent.name)
-                     for p in sorted(warc_dir.glob("*/*.warc.gz"))]
+            # a file of a remote workdir's local cache by its URL, the input's own location: the
+            # page table's warc_file must name a file every machine can read (issue 42 item 3)
+            files = [WarcFile(path=str(Location.of(p).published()), bytes=p.stat().st_size, mtime_ns=0,
+                              snapshot=p.parent.name) for p in sorted(warc_dir.glob("*/*.warc.gz"))]
         rows: list[dict[str, str | int]] = []
         bad: list[dict[str, object]] = []
         for f, (snapshot, derived) in zip(files, _snapshots(files, ctx.outdir / "spool")):
@@ -103,8 +98,7 @@ class IngestStage(Stage):
                 _report(bad, f.path, "undated",
                         f"none of the first {DATED_WITHIN} WARC records has a readable WARC-Date; "
                         f"snapshot '{UNDATED}' (give the file a snapshot label in the config)", ctx.settings.strict)
-            size = f.bytes if is_remote(f.path) else Path(f.path).stat().st_size
-            rows.append({"path": f.path, "snapshot": snapshot, "bytes": size})
+            rows.append({"path": f.path, "snapshot": snapshot, "bytes": f.bytes})  # as planned: its identity
         if (ctx.outdir / "spool").exists():
             (ctx.outdir / "spool").rmdir()
         with open(ctx.outdir / "warcs.jsonl", "w", encoding="utf-8") as out:
@@ -132,37 +126,40 @@ Start = tuple[str | None | RemoteInputError, DerivedFile | None]
 
 def _snapshots(files: list[WarcFile], spool_dir: Path) -> list[Start]:
     """Each file's snapshot (its label, or from its first records), or why it could not be
-    read, and whether it is a WET or WAT file (a local file always, a remote one when its
-    head is read for its snapshot); unlabelled remote files are read ``HEAD_WORKERS`` at a
-    time (one after another, the ~90,000 files of a Common Crawl paths file took hours)."""
+    read, and whether it is a WET or WAT file (a file on this machine always, a remote one
+    when its head is read for its snapshot); unlabelled files are read ``HEAD_WORKERS`` at a
+    time (one after another, the ~90,000 remote files of a Common Crawl paths file took hours)."""
     def one(f: WarcFile) -> Start:
         try:
             if f.error:
                 raise RemoteInputError(f.error)
-            if not is_remote(f.path):
-                return f.snapshot or first_record_snapshot(Path(f.path)), derived_file(f.path)
-            return (f.snapshot, None) if f.snapshot else _snapshot_of(f, spool_dir)
+            return _snapshot_of(f, spool_dir)
         except RemoteInputError as exc:
             return exc, None
 
-    if not any(is_remote(f.path) and not f.snapshot and not f.error for f in files):
+    if sum(1 for f in files if not f.snapshot and not f.error) < 2:
         return [one(f) for f in files]
     with ThreadPoolExecutor(HEAD_WORKERS) as pool:
         return list(pool.map(one, files))
 
 
 def _snapshot_of(f: WarcFile, spool_dir: Path) -> Start:
-    """The snapshot of an unlabelled remote file from its first records, and whether it is a
-    WET or WAT file: its first 64 KiB are read first (a warcinfo or first response record,
-    with its date, is much shorter), then its first MiB, and all of it only when that does
-    not settle it (a first record longer than the head, or no date in it)."""
+    """The snapshot of a file (its label, or from its first records) and whether it is a WET
+    or WAT file.  A labelled file is read only when it is on this machine; an unlabelled one's
+    first 64 KiB are read first (a warcinfo or first response record, with its date, is much
+    shorter), then its first MiB, and all of it only when that does not settle it (a first
+    record longer than the head, or no date in it)."""
+    location = Location.of(f.path)
+    if f.snapshot:
+        here = location.on_this_machine()
+        return f.snapshot, (None if here is None else derived_file(here))
     for nbytes in (FIRST_HEAD_BYTES, HEAD_BYTES):
-        with head_copy(f.path, spool_dir, nbytes) as head:
+        with location.head_copy(spool_dir, nbytes) as (head, whole):
             snapshot, derived = first_record_snapshot(head), derived_file(head, name=f.path)
-        if snapshot not in (None, UNDATED) or f.bytes <= nbytes:
+        if snapshot not in (None, UNDATED) or whole or f.bytes <= nbytes:
             return snapshot, derived
-    with local_copy(f.path, spool_dir) as whole:
-        return first_record_snapshot(whole), derived_file(whole, name=f.path)
+    with location.local_copy(spool_dir) as copy:
+        return first_record_snapshot(copy), derived_file(copy, name=f.path)
 
 
 def _report(bad: list[dict[str, object]], location: str, kind: str, reason: str, strict: bool) -> None:

@@ -23,7 +23,7 @@ from spamflow.detector import RunSettings
 from spamflow.errors import SpamflowError
 from spamflow.planned import PlannedStage
 from spamflow.stage_runner import STAGE_RECORD, is_complete, run_stage
-from spamflow.storage import is_url, join
+from spamflow.storage import Location
 
 FAILURES: dict[str, str] = {}
 """Stage name -> error message of the stages that failed in this process's last build."""
@@ -73,8 +73,7 @@ class StageRecordTarget(luigi.Target):
 
     def __init__(self, stage: PlannedStage) -> None:
         self.stage = stage
-        self.path = join(stage.directory, STAGE_RECORD) if is_url(stage.directory) \
-            else str(Path(stage.directory) / STAGE_RECORD)
+        self.path = str(Location.of(stage.directory).join(STAGE_RECORD))
 
     def exists(self) -> bool:
         return is_complete(self.stage)
