@@ -90,6 +90,16 @@ def job_argv(job_class: type[MRJob], inputs: Sequence[Path | str], *, runner: st
     return argv
 
 
+_applications = 0
+
+
+def applications_started() -> int:
+    """mrjob jobs this process has started: on the spark runner each is one Spark application
+    (one ``spark-submit``, its start-up cost paid once), however many steps it has.  A stage's
+    count is the difference over its run (``mapreduce_applications`` in run.json)."""
+    return _applications
+
+
 def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
             args: Sequence[str] = (), runner_args: Sequence[str] = ()) -> Path:
     """Run ``job_class`` over ``inputs`` and write its output lines to ``output``."""
@@ -101,9 +111,11 @@ def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner
     """``run_job``; ``lean``: the local runner's files deleted as soon as they are read;
     ``compact``: map inputs as soon as mapped (``run_job_compact``); ``sort_by_key``:
     shuffles of few lines sorted by moving their offsets."""
+    global _applications
     runner = concrete_runner(runner)
     argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
     job = job_class(args=argv)
+    _applications += 1
     try:
         with job.make_runner() as mr_runner, atomic_path(output) as tmp:
             if lean:
