@@ -239,12 +239,13 @@ class MapReduceRanks:
             if walked.frozen is not None:
                 p, iterations = walked.frozen, walked.stop
                 break
-            iterates = {t: latest, t - 1: walked.history[0], t - 2: walked.history[1] if t >= 2 else None}
+            iterates = dict(zip(range(t, t - 3, -1), [latest, *walked.history]))  # p_t, p_t-1, p_t-2 (t >= 2)
             stop = walked.stop
-            if t >= 2 and _l1(iterates[t - 1], iterates[t - 2]) < tol:
+            before = [_l1(iterates[t - 1], iterates[t - 2])] if t >= 2 else []  # iteration t-1's change
+            if before and before[0] < tol:
                 stop = min(stop, t - 1)
             change = _l1(latest, iterates[t - 1])
-            changes = [*walked.errors, *([_l1(iterates[t - 1], iterates[t - 2])] if t >= 2 else []), change]
+            changes = [*walked.errors, *before, change]
             if change < tol:
                 stop = min(stop, t)
             if stop <= t:

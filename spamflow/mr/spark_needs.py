@@ -83,4 +83,4 @@ def spark_problems(args: Sequence[str]) -> list[str]:
 
 def _hadoop_home_bin() -> bool:
     home = os.environ.get("HADOOP_HOME")
-    return bool(home) and (Path(home) / "bin" / "hadoop").is_file()
+    return home is not None and (Path(home) / "bin" / "hadoop").is_file()

@@ -100,9 +100,9 @@ minutes of tracebacks before it fails anyway."""
 
 def retry_the_scheduler_briefly() -> None:
     """Set Luigi's retries of luigid calls to :data:`SCHEDULER_RETRIES` x
-    :data:`SCHEDULER_RETRY_WAIT` s where the Luigi config leaves them unset, and keep its
-    per-attempt messages (with their tracebacks) out of the console: a dead luigid is the one
-    line ``run_pipeline`` raises."""
+    :data:`SCHEDULER_RETRY_WAIT` s where the Luigi config leaves them unset; its per-attempt
+    messages are INFO, below the run's log level, and the RPCError that follows becomes the
+    one line ``run_pipeline`` raises."""
     config = luigi.configuration.get_config()
     for key, value in (("rpc-retry-attempts", SCHEDULER_RETRIES), ("rpc-retry-wait", SCHEDULER_RETRY_WAIT)):
         if not config.has_option("core", key):
