@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import running_luigid
 from warc_factory import write_two_months
 
@@ -30,6 +32,7 @@ def _run(project: Path, port: int) -> subprocess.Popen:
                             cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_a_dead_luigid_ends_the_run_in_one_line_and_the_next_run_resumes(tmp_path):
     (tmp_path / "project").mkdir()
     project = write_two_months(tmp_path / "project")
