@@ -53,8 +53,9 @@ What is compared, per stage:
 Ignored, because they legitimately differ between two runs of the same stage:
 
 * in ``stage.json``: ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds``,
-  ``cpu_seconds`` and ``finished_at`` (timings), and the counts of what the engine did: ``mapreduce_jobs``
-  (links), ``engine_mapreduce_snapshots`` (spin);
+  ``cpu_seconds`` and ``finished_at`` (timings), ``mapreduce_applications`` (jobs started),
+  and the counts of what the engine did: ``mapreduce_jobs`` (links), ``engine_mapreduce_snapshots``
+  (spin);
 * in ``run.json``: everything but the list of stages and their directories (``status``,
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
   ``outputs`` paths); runner names and args are not in any stage's record (they are not
@@ -95,7 +96,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "cpu_seconds", "finished_at"})
+IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "cpu_seconds", "finished_at",
+                                  "mapreduce_applications"})
 IGNORED_COUNTS = frozenset({"mapreduce_jobs", "engine_mapreduce_snapshots"})  # what the engine did, not found
 SCRATCH_OUTPUT = "work"
 SHOWN = 80  # characters of a value shown in a difference

@@ -456,8 +456,11 @@ def _check_runner(config: Config, plugins: SpamflowPlugins) -> None:
         return
     runner = config.model.mapreduce.runner
     missing = None
-    if runner == "spark" and importlib.util.find_spec("pyspark") is None:
-        missing = "pyspark (pip install 'spamflow[spark]')"
+    if runner == "spark":
+        from spamflow.mr.spark_needs import spark_problems
+
+        problems = spark_problems(config.model.mapreduce.args)
+        missing = "; ".join(problems) if problems else None
     elif runner == "hadoop" and not _hadoop_command():
         missing = "the 'hadoop' command on PATH (or set HADOOP_HOME)"
     elif runner == "emr" and importlib.util.find_spec("boto3") is None:

@@ -52,6 +52,7 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
             "counts": record["counts"],
             "seconds": record["seconds"],
             "cpu_seconds": record.get("cpu_seconds"),
+            "mapreduce_applications": record.get("mapreduce_applications"),
             "complete": True,
             "ran_now": name in ran,
             "signature": record["signature"],

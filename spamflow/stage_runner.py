@@ -29,6 +29,7 @@ from typing import Any
 import spamflow
 from spamflow.detector import RunSettings, Stage, StageContext, StageOutputs
 from spamflow.errors import SpamflowError
+from spamflow.mr.driver import applications_started
 from spamflow.per_host import check_host_tables
 from spamflow.planned import PlannedStage
 from spamflow.storage import Location
@@ -198,7 +199,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
         outdir=tmp,
         settings=settings,
     )
-    started, cpu_started = time.time(), cpu_seconds_so_far()
+    started, cpu_started, applications_before = time.time(), cpu_seconds_so_far(), applications_started()
     try:
         result = cls().run(ctx)
         missing = [name for name, rel in result.outputs.items() if not (tmp / rel).exists()]
@@ -221,6 +222,7 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "counts": result.counts,
             "seconds": round(time.time() - started, 3),
             "cpu_seconds": round(cpu_seconds_so_far() - cpu_started, 3),
+            "mapreduce_applications": applications_started() - applications_before,
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "bad_records_total": len(result.bad_records),
             "bad_records": result.bad_records[:BAD_RECORDS_IN_MANIFEST],

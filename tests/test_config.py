@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,27 @@ def test_a_filesystem_root_or_the_home_folder_is_refused_as_workdir(project, plu
     message = _error(project, f"workdir: {workdir}\ninput: {{warc: [data/*]}}\n", plugins)
     assert "workdir: " in message and ("filesystem root" if where == "/" else "home folder") in message
     assert _load(project, f"workdir: {project / 'me' / 'run'}\ninput: {{warc: [data/*]}}\n", plugins)
+
+
+def test_validate_says_what_the_spark_runner_lacks_before_anything_runs(project, plugins, monkeypatch):
+    """The documented cluster config with a master that does not answer (a port on 127.0.0.1
+    nothing listens on), an ``hdfs://`` Spark tmp dir without ``hadoop``, and then a
+    ``--spark-submit-bin`` that does not exist and no Java: each is named in one error at load time."""
+    import socket
+
+    with socket.socket() as s:  # a free port, closed again: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.delenv("HADOOP_HOME", raising=False)
+    text = ("workdir: out\ninput: {warc: [data/*.warc.gz]}\n"
+            f"mapreduce: {{runner: spark, args: [--spark-master, 'spark://127.0.0.1:{port}', "
+            "--spark-tmp-dir, 'hdfs:///tmp/spamflow']}\ndetectors: {obvious: {}}\n")
+    message = _error(project, text, plugins)
+    assert f"the Spark master spark://127.0.0.1:{port} to answer (no TCP connection to 127.0.0.1:{port}" in message
+    if shutil.which("hadoop") is None:
+        assert "the 'hadoop' command on PATH (or HADOOP_HOME) for --spark-tmp-dir hdfs:///tmp/spamflow" in message
+    monkeypatch.setenv("PATH", str(project))  # no java here
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    missing_submit = text.replace("--spark-tmp-dir", f"--spark-submit-bin, '{project}/no-spark-submit', --spark-tmp-dir")
+    message = _error(project, missing_submit, plugins)
+    assert "the 'spark-submit' command" in message and "a Java runtime for Spark" in message

@@ -26,12 +26,12 @@ from spamflow_links.hostgraph import graph_from_edges
 from spamflow_links.incremental import FrozenLinks
 from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
 from spamflow_links.mr_ball_step import unite
-from spamflow_links.mr_rank_step import gather
+from spamflow_links.mr_rank_walk import gather, gather_mass, scatter
 from spamflow_links.params import LinksParams
 from spamflow_links.ranks import Walk, power_iteration, rank_index
 from spamflow_links.static_features import STATIC_COLUMNS, MemoryRanks
 
-JOB_MODULES = ("spamflow_links.mr_host_edges", "spamflow_links.mr_rank_step", "spamflow_links.mr_ball_step")
+JOB_MODULES = ("spamflow_links.mr_host_edges", "spamflow_links.mr_rank_walk", "spamflow_links.mr_ball_step")
 TOL = 1e-9  # L1, per rank vector
 
 
@@ -171,14 +171,26 @@ def test_rank_index_ties_within_rounding_go_by_node_id():
 
 
 def test_a_step_by_hand():
-    """Node 0 -> 1 (w 1), 0 -> 2 (w 3), node 1 dangling: one step of the reduce, worked by hand."""
-    # node 2 receives 0.4 * 3/4 from node 0; alpha 0.5, jump 0.2, teleport 0.25
-    line = gather("2", [["s", 0.25, "0:1.0"], 0.4 * 3.0 / 4.0], alpha=0.5, jump=0.2)
-    assert line.split("\t")[0] == "2" and float(line.split("\t")[1]) == pytest.approx(0.5 * 0.3 + 0.2 * 0.25, abs=1e-15)
+    """Node 0 -> 1 (w 1), 0 -> 2 (w 3), node 2 dangling: one step of the reduce, worked by hand."""
+    # node 2 had y = 0.1, J = 0.2 (p = 0.1 + 0.2 * 0.25); it receives y-shares 0.4 * 3/4 from
+    # node 0, and its u (what the teleport part sends it) is 0.6; alpha 0.5
+    line = gather("2", [["L", 0.1, 0.25, 0.6, "", [0.09]], 0.4 * 3.0 / 4.0, [0.2, 1000, 5]], alpha=0.5, keep=2)
+    fields = line.split("\t")
+    assert fields[:2] == ["2", "L"]
+    assert float(fields[2]) == pytest.approx(0.5 * (0.3 + 0.2 * 0.6), abs=1e-15)
+    assert [float(x) for x in fields[6].split(",")] == pytest.approx([0.1 + 0.2 * 0.25, 0.09], abs=1e-15)
+    # told to keep iteration 4 at iteration 5: the node freezes on its previous full value
+    assert gather("2", [["L", 0.1, 0.25, 0.6, "", [0.09]], [0.2, 4, 5]], alpha=0.5, keep=2) == "2\tF\t0.09"
+    # the mass: J' = alpha * (dangling y + J * dangling teleport) + 1 - alpha; the change learnt
+    mass = gather_mass([["M", 0.2, 5, 0.25, 3, 1000, [0.5, 0.1], False], ["d", 0.1], ["e", 2e-11], ["e", 3e-11]],
+                       alpha=0.5, tol=1e-10).split("\t")
+    assert float(mass[2]) == pytest.approx(0.5 * (0.1 + 0.2 * 0.25) + 0.5, abs=1e-15)
+    assert mass[3] == "6" and mass[6] == "4"  # iteration 4's change 5e-11 < tol: keep iteration 4
     with pytest.raises(ValueError, match="node '9'"):
-        gather("9", [0.1], alpha=0.5, jump=0.2)
+        gather("9", [0.1], alpha=0.5, keep=2)
     assert unite("1", [["s", "0f00", "2"], "01ff"], "hll").split("\t")[1] == "0fff"
-    assert unite("1", [["s", "1", "2"], "0,3", "3"], "exact").split("\t")[1] == "0,1,3"
+    assert unite("1", [["s", "1", "2"], "0,3", "3"], "exact").split("\t")[1:] == ["0,1,3", "2", "3"]
+    assert list(scatter("0\tL\t0.5\t0.5\t0.0\t1:1.0\t")) == [("0", ["L", 0.5, 0.5, 0.0, "1:1.0", []]), ("1", 0.5)]
 
 
 @pytest.mark.parametrize("exact", [True, False])
@@ -331,16 +343,20 @@ def test_job_modules_import_without_spamflow(module):
 
 
 def test_job_runs_as_a_script(tmp_path):
-    """A job file runs by itself, as Hadoop streaming starts it (``python mr_rank_step.py``)."""
+    """A job file runs by itself, as Hadoop streaming starts it (``python mr_rank_walk.py``):
+    two PageRank iterations on 0 -> 1 (1 dangling), alpha 0.85, worked by hand:
+    p_1 = (0.15 / 2 + 0.85 * 0.5 / 2, that + 0.85 * 0.5) = (0.2875, 0.7125)."""
     import spamflow_links
 
     source = tmp_path / "in.txt"
-    source.write_text("0\t0.5\t0.5\t1:1.0\n1\t0.5\t0.5\t\n")
-    script = Path(spamflow_links.__file__).parent / "mr_rank_step.py"
+    source.write_text("0\tL\t0.5\t0.5\t0.0\t1:1.0\t\n1\tL\t0.5\t0.5\t0.5\t\t\n*\tM\t0.0\t0\t0.5\t2\t1000\t\t0\n")
+    script = Path(spamflow_links.__file__).parent / "mr_rank_walk.py"
     out = subprocess.run([sys.executable, str(script), "-r", "inline", "--no-conf", "--alpha", "0.85",
-                          "--jump", "0.5", str(source)], capture_output=True, text=True, check=True, timeout=120)
-    ranks = {line.split("\t")[0]: float(line.split("\t")[1]) for line in out.stdout.splitlines()}
-    assert ranks == pytest.approx({"0": 0.25, "1": 0.85 * 0.5 + 0.25}, abs=1e-15)
+                          "--steps", "2", str(source)], capture_output=True, text=True, check=True, timeout=120)
+    lines = [line.split("\t") for line in out.stdout.splitlines()]
+    p_1 = {f[0]: float(f[6].split(",")[0]) for f in lines if f[1] == "L"}
+    assert p_1 == pytest.approx({"0": 0.2875, "1": 0.7125}, abs=1e-15)
+    assert [f[3] for f in lines if f[0] == "*"] == ["2"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),

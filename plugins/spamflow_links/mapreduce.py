@@ -1,29 +1,35 @@
-"""The links stage's MapReduce engine: the drivers of the edges job, of the rank steps and of
-the supporter-ball steps. Each driver writes the job's input under a work folder, starts
+"""The links stage's MapReduce engine: the drivers of the edges job, of the rank walks and of
+the supporter balls. Each driver writes the job's input under a work folder, starts
 the job through ``spamflow.mr.run_job`` and reads the result back into the same NumPy
 arrays the in-memory code makes (same definitions: :mod:`spamflow_links.ranks`,
 :mod:`spamflow_links.neighbourhood`), so the features agree within float rounding.
 
-The driver keeps O(nodes) vectors (the rank vector, the ball sizes) and checks the L1 change
-between steps itself, as ``power_iteration`` does; the O(edges) work is in the jobs.
+A walk or a ball computation is ONE multi-step job (one Spark application), not one job per
+iteration: a cluster charges its start-up cost (10-60 s) per application.  The driver keeps
+O(nodes) vectors (the rank vector, the ball sizes), and finishes from the job's last records
+what the job could not see yet (the last two iterations' L1 changes); the O(edges) work is
+in the jobs.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from spamflow import storage
+from spamflow.errors import SpamflowError
 from spamflow.mr import run_job
-from spamflow.mr.driver import package_zip
+from spamflow.mr.driver import concrete_runner, package_zip
 from spamflow_links.hostgraph import HostGraph, graphs_from_records
-from spamflow_links.mr_ball_step import MRBallStep
+from spamflow_links.mr_ball_step import MRBallSteps
 from spamflow_links.mr_host_edges import MRHostEdges
-from spamflow_links.mr_rank_step import MRRankStep, node_record
+from spamflow_links.mr_rank_walk import MASS, MRRankWalk, mass_record, node_record, parse_mass
 from spamflow_links.neighbourhood import hll_estimate, hll_init
 from spamflow_links.ranks import check_weights
 
@@ -57,19 +63,106 @@ def _edges_text(walk: sp.csr_matrix) -> list[str]:
             for lo, hi in zip(walk.indptr[:-1].tolist(), walk.indptr[1:].tolist())]
 
 
-def _read_states(path: Path, n: int) -> list[str]:
-    """The second field of every node line, by node id."""
-    states = [""] * n
+def _read_sizes(path: Path, n: int, steps: int) -> list[list[str]]:
+    """The balls' sizes after each step of a supporter-ball job, by step and node id."""
+    sizes = [[""] * n for _ in range(steps)]
     with open(path, encoding="utf-8") as fh:
         for line in fh:
-            node, state, _ = line.split("\t", 2)
-            states[int(node)] = state
-    return states
+            node, _, _, recorded = line.rstrip("\n").split("\t")
+            for k, size in enumerate(recorded.split(",")):
+                sizes[k][int(node)] = size
+    return sizes
+
+
+FIRST_STEPS = 30
+"""Steps of a walk's first job on a cluster runner: most walks converge within it (the
+guaranteed bound, :func:`steps_to_converge` from a change of 2, is ~150 steps at alpha 0.85
+and tol 1e-10, and a converged walk's remaining steps still cost a shuffle each)."""
+
+FIRST_STEPS_ON_A_LAPTOP = 10
+"""The same on the inline and local runners, where a job costs no more to start than a step."""
+
+
+def steps_to_converge(alpha: float, tol: float, change: float) -> int:
+    """Iterations after one whose L1 change was ``change`` until the change is below ``tol``,
+    at most: the iteration's map contracts L1 distances by ``alpha`` (its matrix is ``alpha``
+    times a column-stochastic one), so change_k <= alpha**k * change; one more for rounding."""
+    if change < tol:
+        return 1
+    return int(math.floor(math.log(tol / change) / math.log(alpha))) + 2
+
+
+def next_job_steps(alpha: float, tol: float, changes: list[float], jobs: int, first: int = FIRST_STEPS) -> int:
+    """Steps of a walk's next job, given the L1 changes of its iterations so far: the first job
+    ``first`` (:data:`FIRST_STEPS`); the second as many as the observed rate of the last five changes
+    predicts (plus two); any later one the guaranteed bound, so a walk is at most three jobs."""
+    bound = steps_to_converge(alpha, tol, changes[-1] if changes else 2.0)
+    if jobs == 0:
+        return min(first, bound)
+    if jobs >= 2 or len(changes) < 6 or not all(c > 0 for c in changes[-6:]):
+        return bound
+    rate = (changes[-1] / changes[-6]) ** (1 / 5)
+    if rate >= alpha:
+        return bound
+    return min(bound, int(math.ceil(math.log(tol / changes[-1]) / math.log(rate))) + 2)
+
+
+def _l1(a: np.ndarray, b: np.ndarray) -> float:
+    return math.fsum(np.abs(a - b).tolist())
+
+
+@dataclass
+class WalkState:
+    """The last records of a rank walk (:mod:`spamflow_links.mr_rank_walk`)."""
+
+    t: int
+    jump: float
+    stop: int
+    errors: list[float]
+    """The L1 changes of iterations 1 .. t - 2 (the job learns each two steps late)."""
+    y: np.ndarray
+    history: list[np.ndarray]
+    """Earlier full values, newest first."""
+    frozen: np.ndarray | None
+    """The kept iterate, once the nodes froze."""
+
+    def full(self, teleport: np.ndarray) -> np.ndarray:
+        """p_t = y_t + J_t v."""
+        return self.y + self.jump * teleport
+
+
+def read_walk(path: Path, n: int) -> WalkState:
+    """The state of ``n`` nodes after a rank walk job, from its output file."""
+    mass = None
+    y, frozen = np.zeros(n), np.zeros(n)
+    histories: list[list[float]] = [[] for _ in range(n)]
+    kinds = set()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            fields = line.rstrip("\n").split("\t")
+            if fields[0] == MASS:
+                mass = parse_mass(fields[2:])
+                continue
+            node, kind = int(fields[0]), fields[1]
+            kinds.add(kind)
+            if kind == "F":
+                frozen[node] = float(fields[2])
+            else:
+                y[node] = float(fields[2])
+                histories[node] = [float(x) for x in fields[6].split(",")] if fields[6] else []
+    if mass is None or len(kinds) > 1:
+        raise SpamflowError(f"{path}: not the output of a rank walk (mass record: {mass is not None}, "
+                            f"node kinds: {sorted(kinds)})")
+    jump, t, _, _, stop, errors, _ = mass
+    depth = min((len(h) for h in histories), default=0)
+    history = [np.array([h[k] for h in histories]) for k in range(depth)]
+    return WalkState(t, jump, stop, errors, y, history, frozen if kinds == {"F"} else None)
 
 
 class MapReduceRanks:
-    """PageRank-type walks and supporter balls, each step one job on ``runner``; the same
-    methods as :class:`spamflow_links.static_features.MemoryRanks`."""
+    """PageRank-type walks and supporter balls as multi-step jobs on ``runner`` (one job, so one
+    Spark application, per walk: :mod:`spamflow_links.mr_rank_walk`); the same methods as
+    :class:`spamflow_links.static_features.MemoryRanks`."""
 
     def __init__(self, workdir: Path, runner: str = "inline", runner_args: Sequence[str] = (),
                  max_iter: int = 1000) -> None:
@@ -78,7 +171,9 @@ class MapReduceRanks:
         self.runner_args = tuple(runner_args)
         self.max_iter = max_iter
         self.jobs = 0
-        """Jobs run so far."""
+        """Jobs (applications) run so far."""
+        self.steps = 0
+        """MapReduce steps of those jobs."""
         self._files = 0
         workdir.mkdir(parents=True, exist_ok=True)
 
@@ -86,18 +181,28 @@ class MapReduceRanks:
         self._files += 1
         return self.workdir / f"step-{self._files:05d}.txt"
 
-    def _run(self, job: type, source: Path, args: list[str]) -> Path:
+    def _run(self, job: type, source: Path, args: list[str], steps: int) -> Path:
         self.jobs += 1
+        self.steps += steps
         out = self._path()
-        run_job(job, [source], out, runner=self.runner, args=args, runner_args=self.runner_args)
+        run_job(job, [source], out, runner=self.runner, args=[*args, "--steps", str(steps)],
+                runner_args=self.runner_args)
         source.unlink()
         return out
 
-    def _write(self, walk: sp.csr_matrix, rank: np.ndarray, teleport: np.ndarray) -> Path:
+    def _write_walk(self, walk: sp.csr_matrix, start: np.ndarray, teleport: np.ndarray, stop: int) -> Path:
+        """The rank walk's input: every node's record with y = ``start`` (J = 0), and the mass record."""
+        out_weight = np.asarray(walk.sum(axis=1)).ravel()
+        linked = out_weight > 0
+        spread = np.zeros(len(teleport))
+        spread[linked] = teleport[linked] / out_weight[linked]
+        u = np.asarray(walk.T @ spread).ravel()  # S v: what the teleport part of p sends each node
+        dangling_teleport = math.fsum(teleport[~linked].tolist())
         path = self._path()
         with open(path, "w", encoding="utf-8") as fh:
             for i, edges in enumerate(_edges_text(walk)):
-                fh.write(node_record(i, float(rank[i]), float(teleport[i]), edges) + "\n")
+                fh.write(node_record(i, float(start[i]), float(teleport[i]), float(u[i]), edges) + "\n")
+            fh.write(mass_record(0.0, 0, dangling_teleport, len(teleport), stop) + "\n")
         return path
 
     @staticmethod
@@ -111,25 +216,41 @@ class MapReduceRanks:
 
     def power_iteration(self, weights: sp.spmatrix, alpha: float, teleport: np.ndarray | None = None,
                         tol: float = 1e-10, reverse: bool = False) -> tuple[np.ndarray, int]:
-        """``ranks.power_iteration`` on the walk along (or against) the links of ``weights``."""
+        """``ranks.power_iteration`` on the walk along (or against) the links of ``weights``: the
+        same iterate (within rounding) at the same iteration, in at most three jobs
+        (:func:`next_job_steps`)."""
         walk = self._walk(weights, reverse)
         n = walk.shape[0]
         if n == 0:
             return np.zeros(0), 0
         v = np.full(n, 1.0 / n) if teleport is None else np.asarray(teleport, np.float64) / float(np.sum(teleport))
-        p = v.copy()  # uniform, or the seeds for TrustRank, as in memory
-        dangling = np.flatnonzero(np.diff(walk.indptr) == 0)
-        source = self._write(walk, p, v)
-        iterations = 0
-        while iterations < self.max_iter:
-            iterations += 1
-            jump = alpha * float(p.take(dangling).sum()) + (1.0 - alpha)
-            source = self._run(MRRankStep, source, ["--alpha", repr(alpha), "--jump", repr(jump)])
-            new = np.array(_read_states(source, n), dtype=np.float64)
-            err = float(np.abs(new - p).sum())
-            p = new
-            if err < tol:
+        source = self._write_walk(walk, v, v, stop=self.max_iter)  # starts at v: uniform, or TrustRank's seeds
+        done, jobs = 0, 0
+        changes: list[float] = []  # the L1 change of iteration 1, 2, ...
+        while True:
+            first = FIRST_STEPS_ON_A_LAPTOP if concrete_runner(self.runner) in ("inline", "local") else FIRST_STEPS
+            steps = min(next_job_steps(alpha, tol, changes, jobs, first), self.max_iter - done)
+            jobs += 1
+            source = self._run(MRRankWalk, source, ["--alpha", repr(alpha), "--tol", repr(tol), "--history", "2"],
+                               steps)
+            walked = read_walk(source, n)
+            t, latest = walked.t, walked.full(v)
+            if walked.frozen is not None:
+                p, iterations = walked.frozen, walked.stop
                 break
+            iterates = dict(zip(range(t, t - 3, -1), [latest, *walked.history]))  # p_t, p_t-1, p_t-2 (t >= 2)
+            stop = walked.stop
+            before = [_l1(iterates[t - 1], iterates[t - 2])] if t >= 2 else []  # iteration t-1's change
+            if before and before[0] < tol:
+                stop = min(stop, t - 1)
+            change = _l1(latest, iterates[t - 1])
+            changes = [*walked.errors, *before, change]
+            if change < tol:
+                stop = min(stop, t)
+            if stop <= t:
+                p, iterations = iterates[stop], stop
+                break
+            done = t
         source.unlink()
         return p / p.sum(), iterations
 
@@ -139,29 +260,31 @@ class MapReduceRanks:
 
     def truncated_pagerank(self, weights: sp.spmatrix, max_t: int, alpha: float,
                            pr: np.ndarray) -> dict[int, np.ndarray]:
-        """``ranks.truncated_pagerank``: x_{t+1} = S x_t + dangling(x_t) / N, one job per t."""
+        """``ranks.truncated_pagerank``: x_{t+1} = S x_t + dangling(x_t) / N, x_1 .. x_max_t
+        by one job of max_t steps whose nodes keep every x."""
         walk = self._walk(weights, False)
         n = walk.shape[0]
         if n == 0:
             return {t: np.zeros(0) for t in range(1, max_t + 1)}
-        x = np.full(n, 1.0 / n)
+        uniform = np.full(n, 1.0 / n)
+        xs = [uniform]
+        if max_t >= 1:
+            source = self._write_walk(walk, uniform, uniform, stop=max_t + 1)  # never frozen
+            source = self._run(MRRankWalk, source, ["--alpha", "1.0", "--history", str(max_t)], max_t)
+            walked = read_walk(source, n)
+            source.unlink()
+            xs = [*walked.history[::-1], walked.full(uniform)]
         head = np.zeros(n)
-        dangling = np.flatnonzero(np.diff(walk.indptr) == 0)
         out: dict[int, np.ndarray] = {}
-        source = self._write(walk, x, np.full(n, 1.0 / n))
         for t in range(max_t + 1):
-            head += (1.0 - alpha) * alpha ** t * x
+            head += (1.0 - alpha) * alpha ** t * xs[t]
             if t >= 1:
                 out[t] = np.clip(pr - head, 0.0, None)
-            if t < max_t:  # the last x is never used
-                jump = float(x.take(dangling).sum())  # the dangling mass, spread as 1/N to every node
-                source = self._run(MRRankStep, source, ["--alpha", "1.0", "--jump", repr(jump)])
-                x = np.array(_read_states(source, n), dtype=np.float64)
-        source.unlink()
         return out
 
     def supporters(self, binary: sp.spmatrix, max_k: int, log2m: int, seed: int, exact: bool) -> dict[int, np.ndarray]:
-        """``supporters_exact`` (``exact``) or ``supporters_hll``: one job per distance."""
+        """``supporters_exact`` (``exact``) or ``supporters_hll``: one job of ``max_k`` steps
+        whose nodes record their ball's size (count or registers) at every distance."""
         a = sp.csr_matrix(binary, dtype=np.float64)
         a.sort_indices()
         n = a.shape[0]
@@ -178,20 +301,23 @@ class MapReduceRanks:
         source = self._path()
         with open(source, "w", encoding="utf-8") as fh:
             fh.writelines(f"{i}\t{states[i]}\t{targets[i]}\n" for i in range(n))
-        previous = self._ball_sizes(states, kind, log2m)
+        previous = self._ball_sizes(["1"] * n if exact else states, kind, log2m)  # ball_0(x) = {x}
+        by_distance: list[list[str]] = []
+        if max_k >= 1:
+            source = self._run(MRBallSteps, source, ["--kind", kind], max_k)
+            by_distance = _read_sizes(source, n, max_k)
+        source.unlink()
         out: dict[int, np.ndarray] = {}
         for k in range(1, max_k + 1):
-            source = self._run(MRBallStep, source, ["--kind", kind])
-            size = self._ball_sizes(_read_states(source, n), kind, log2m)
+            size = self._ball_sizes(by_distance[k - 1], kind, log2m)
             out[k] = size - previous if exact else np.clip(size - previous, 0.0, None)
             previous = size
-        source.unlink()
         return out
 
     @staticmethod
     def _ball_sizes(states: list[str], kind: str, log2m: int) -> np.ndarray:
-        if kind == "exact":
-            return np.array([s.count(",") + 1 if s else 0 for s in states], dtype=np.int64)
+        if kind == "exact":  # the balls' node counts
+            return np.array([int(s) for s in states], dtype=np.int64)
         m = 1 << log2m
         regs = np.frombuffer(bytes.fromhex("".join(states)), dtype=np.uint8).reshape(len(states), m).T
         return hll_estimate(np.ascontiguousarray(regs)) if len(states) else np.zeros(0)

@@ -1,8 +1,11 @@
-"""One step of the supporter balls (Becchetti et al.'s neighbours at distance k) as one mrjob
-job: ball_k(x) = ball_{k-1}(x) united with ball_{k-1}(y) of every in-neighbour y -> x.
+"""The supporter balls (Becchetti et al.'s neighbours at distance k) grown ``--steps`` times
+in one mrjob job of that many steps (one Spark application, however many distances):
+ball_k(x) = ball_{k-1}(x) united with ball_{k-1}(y) of every in-neighbour y -> x.
 
-Input and output lines are node records ``node<TAB>state<TAB>targets``, ``targets`` = the
-out-neighbours joined by ``,``. The state is either
+Input and output lines are node records ``node<TAB>state<TAB>targets<TAB>sizes``,
+``targets`` = the out-neighbours joined by ``,``, ``sizes`` = what each step's ball was
+(``exact``: its node count; ``hll``: its registers), joined by ``,`` (absent or empty on
+input). The state is either
 
 - ``--kind hll``: the node's HyperLogLog registers as hex bytes; the union of balls is the
   register-wise maximum (Flajolet-Martin style probabilistic counting, as the in-memory
@@ -17,6 +20,7 @@ reduce merges. Imports nothing of spamflow.
 import numpy as np
 from mrjob.job import MRJob
 from mrjob.protocol import RawValueProtocol
+from mrjob.step import MRStep
 
 from spamflow_links.node_messages import node_and_messages
 
@@ -36,21 +40,28 @@ def merge_states(kind: str, states: list[str]) -> str:
     raise ValueError(f"--kind must be 'hll' or 'exact', not {kind!r}")
 
 
+def ball_size(kind: str, state: str) -> str:
+    """What a step records of a ball: its node count (``exact``), its registers (``hll``)."""
+    return str(state.count(",") + 1 if state else 0) if kind == "exact" else state
+
+
 def spread(line: str):
-    """The map: the state along each out-link, the structure (state and targets) to the node."""
-    node, state, targets = line.rstrip("\n").split("\t")
-    yield node, ["s", state, targets]
+    """The map: the state along each out-link, the structure (state, targets, sizes) to the node."""
+    node, state, targets, *sizes = line.rstrip("\n").split("\t")
+    yield node, ["s", state, targets, sizes[0] if sizes else ""]
     for target in targets.split(",") if targets else ():
         yield target, state
 
 
 def unite(node: str, values, kind: str) -> str:
     """The reduce: the node's line with its grown ball."""
-    (_, state, targets), states = node_and_messages(node, values)
-    return f"{node}\t{merge_states(kind, [state, *states])}\t{targets}"
+    record, states = node_and_messages(node, values)
+    state, targets, sizes = record[1], record[2], record[3] if len(record) > 3 else ""
+    grown = merge_states(kind, [state, *states])
+    return f"{node}\t{grown}\t{targets}\t{sizes + ',' if sizes else ''}{ball_size(kind, grown)}"
 
 
-class MRBallStep(MRJob):
+class MRBallSteps(MRJob):
     INPUT_PROTOCOL = RawValueProtocol
     OUTPUT_PROTOCOL = RawValueProtocol
 
@@ -58,6 +69,10 @@ class MRBallStep(MRJob):
         super().configure_args()
         self.add_passthru_arg("--kind", choices=["hll", "exact"], required=True,
                               help="HyperLogLog registers or exact id sets")
+        self.add_passthru_arg("--steps", type=int, default=1, help="distances to grow the balls by")
+
+    def steps(self):
+        return [MRStep(mapper=self.mapper, reducer=self.reducer) for _ in range(self.options.steps)]
 
     def mapper(self, _, line):
         yield from spread(line)
@@ -67,4 +82,4 @@ class MRBallStep(MRJob):
 
 
 if __name__ == "__main__":
-    MRBallStep.run()
+    MRBallSteps.run()

@@ -9,9 +9,11 @@ into a local file (a local ``--output-dir`` breaks mrjob's Spark runner).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import logging
+import multiprocessing.util
 import os
 import shlex
 import shutil
@@ -34,14 +36,32 @@ logging.getLogger("mrjob.conf").setLevel(logging.ERROR)  # "No configs specified
 
 @functools.cache
 def package_zip(package: str) -> Path:
-    """A zip of an importable package, for ``--py-files`` (built once per process)."""
+    """A zip of an importable package, for ``--py-files`` (built once per process, and its
+    folder removed when the process that built it ends: :func:`_remove_at_exit`)."""
     module = sys.modules.get(package) or __import__(package)
     root = Path(module.__file__ or "").parent
-    out = Path(tempfile.mkdtemp(prefix="spamflow-pyfiles-")) / f"{package}.zip"
+    folder = Path(tempfile.mkdtemp(prefix="spamflow-pyfiles-"))
+    _remove_at_exit(folder)
+    out = folder / f"{package}.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(root.rglob("*.py")):
             zf.write(path, Path(package) / path.relative_to(root))
     return out
+
+
+def _remove_at_exit(folder: Path) -> None:
+    """Remove ``folder`` when this process ends: at interpreter exit, or, in a process that
+    multiprocessing started (Luigi's workers with ``stages_at_once`` > 1, which end with
+    ``os._exit`` and skip ``atexit``), at its exit too.  Only the process that made it removes it
+    (a forked child inherits the cache and the folder, not the duty)."""
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+    multiprocessing.util.Finalize(None, remove, exitpriority=0)
 
 
 SORT_BUFFER = "512M"
@@ -57,10 +77,26 @@ def local_sort_bin(job_class: type[MRJob]) -> str:
     return f"sort -t '\t' -k 1,1 -s -S {SORT_BUFFER}"
 
 
-def _spark_is_local(runner_args: Sequence[str]) -> bool:
+def spark_master(runner_args: Sequence[str]) -> str:
+    """The ``--spark-master`` of ``runner_args`` (mrjob's default: ``local``)."""
     args = list(runner_args)
-    master = args[args.index("--spark-master") + 1] if "--spark-master" in args[:-1] else "local"
-    return master.startswith("local")
+    return args[args.index("--spark-master") + 1] if "--spark-master" in args[:-1] else "local"
+
+
+def scratch_args(runner: str, runner_args: Sequence[str], scratch: Path) -> list[str]:
+    """Runner arguments that keep a job's temporary files in ``scratch`` (one folder per job,
+    removed after it), unless ``runner_args`` name their own: mrjob's ``--local-tmp-dir``, and
+    on the spark runner ``--spark-tmp-dir`` when the master is local or there is no ``hadoop``
+    command (mrjob's default for any other master is ``hdfs:///tmp/mrjob``, which needs one;
+    a folder on this machine serves a standalone cluster on this machine, a cluster of several
+    machines without HDFS needs an ``s3://`` one: docs/running-mapreduce.md)."""
+    args = []
+    if "--local-tmp-dir" not in runner_args:
+        args += ["--local-tmp-dir", str(scratch / "local")]
+    if runner == "spark" and "--spark-tmp-dir" not in runner_args and (
+            spark_master(runner_args).startswith("local") or shutil.which("hadoop") is None):
+        args += ["--spark-tmp-dir", str(scratch / "spark")]
+    return args
 
 
 def concrete_runner(runner: str) -> str:
@@ -82,12 +118,22 @@ def job_argv(job_class: type[MRJob], inputs: Sequence[Path | str], *, runner: st
         argv += ["--cmdenv", "SETUPTOOLS_USE_DISTUTILS=stdlib"]
     if runner == "local" and "--sort-bin" not in runner_args:
         argv += ["--sort-bin", local_sort_bin(job_class)]
-    if runner == "spark" and "--python-bin" not in runner_args and _spark_is_local(runner_args):
-        argv += ["--python-bin", sys.executable]  # local Spark workers: this interpreter, not python3 on PATH
+    if runner == "spark" and "--python-bin" not in runner_args:
+        argv += ["--python-bin", sys.executable]  # Spark's workers: this interpreter (and its packages), not python3
     if runner != "inline":
         argv += ["--py-files", str(package_zip(job_class.__module__.split(".")[0]))]
     argv += [str(p) for p in inputs]
     return argv
+
+
+_applications = 0
+
+
+def applications_started() -> int:
+    """mrjob jobs this process has started: on the spark runner each is one Spark application
+    (one ``spark-submit``, its start-up cost paid once), however many steps it has.  A stage's
+    count is the difference over its run (``mapreduce_applications`` in run.json)."""
+    return _applications
 
 
 def run_job(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner: str,
@@ -101,24 +147,43 @@ def _run(job_class: type[MRJob], inputs: Sequence[Path], output: Path, *, runner
     """``run_job``; ``lean``: the local runner's files deleted as soon as they are read;
     ``compact``: map inputs as soon as mapped (``run_job_compact``); ``sort_by_key``:
     shuffles of few lines sorted by moving their offsets."""
+    global _applications
     runner = concrete_runner(runner)
-    argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
-    job = job_class(args=argv)
+    scratch = Path(tempfile.mkdtemp(prefix="spamflow-mr-"))
     try:
+        runner_args = [*runner_args, *scratch_args(runner, runner_args, scratch)]
+        argv = job_argv(job_class, inputs, runner=runner, args=args, runner_args=runner_args)
+        job = job_class(args=argv)
+        _applications += 1
         with job.make_runner() as mr_runner, atomic_path(output) as tmp:
-            if lean:
-                _delete_when_read(mr_runner)
-            if compact:
-                _delete_map_inputs_when_mapped(mr_runner)
-            if sort_by_key:
-                _sort_few_lines_by_key(mr_runner)
-            mr_runner.run()
-            with open(tmp, "wb") as fh:
-                for chunk in mr_runner.cat_output():
-                    fh.write(chunk)
+            try:
+                if lean:
+                    _delete_when_read(mr_runner)
+                if compact:
+                    _delete_map_inputs_when_mapped(mr_runner)
+                if sort_by_key:
+                    _sort_few_lines_by_key(mr_runner)
+                mr_runner.run()
+                with open(tmp, "wb") as fh:
+                    for chunk in mr_runner.cat_output():
+                        fh.write(chunk)
+            finally:
+                _remove_spark_tmp_dir(mr_runner)
     except Exception as exc:
         raise SpamflowError(f"MapReduce job {job_class.__name__} failed on the {runner!r} runner: {exc}") from exc
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return output
+
+
+def _remove_spark_tmp_dir(mr_runner: Any) -> None:
+    """The spark runner's job folder (``<spark-tmp-dir>/<job key>``: its step outputs and
+    output), which mrjob's cleanup leaves wherever it is (this machine, S3, HDFS)."""
+    folder = getattr(mr_runner, "_spark_tmp_dir", None)
+    if folder:
+        with contextlib.suppress(Exception):  # cleanup must not hide the job's own error
+            if mr_runner.fs.exists(folder):
+                mr_runner.fs.rm(folder)
 
 
 # --- run_job_lean: the local runner's files deleted as soon as they are read --------------------

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import luigi
+import luigi.rpc
 
 from spamflow import storage
 from spamflow.config import Config
@@ -67,11 +68,20 @@ def run_pipeline(config: Config, plugins: SpamflowPlugins, settings: RunSettings
                                      "log_level": "WARNING"}
     if scheduler_host:
         build_args.update(scheduler_host=scheduler_host, scheduler_port=scheduler_port)
+        retry_the_scheduler_briefly()
     else:
         build_args["local_scheduler"] = True
     FAILURES.clear()
     with tempfile.TemporaryDirectory(prefix="spamflow-failures-") as failures:
-        result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets, failures), **build_args)
+        try:
+            result = luigi.build(final_tasks(plan, config.workdir_location, settings, targets, failures),
+                                 **build_args)
+        except luigi.rpc.RPCError as exc:
+            done = sorted(name for name, stage in plan.items() if name not in before and is_complete(stage))
+            raise SpamflowError(
+                f"the luigid scheduler at {scheduler_host}:{scheduler_port} stopped answering mid-run ({exc}); "
+                f"stages finished before it went are kept ({', '.join(done) or 'none'}): start luigid again "
+                "and rerun to resume") from None
         collect_failures(Path(failures))
     wanted = [stage for name, stage in plan.items() if targets is None or name in targets]
     ok = result.status in (luigi.LuigiStatusCode.SUCCESS, luigi.LuigiStatusCode.SUCCESS_WITH_RETRY) \
@@ -93,6 +103,25 @@ def _with_upstream(plan: dict[str, PlannedStage], targets: set[str] | None) -> s
             seen.add(name)
             todo.extend(plan[name].requires)
     return seen
+
+
+SCHEDULER_RETRIES = 2
+SCHEDULER_RETRY_WAIT = 1
+"""Attempts, and seconds between them, at each call to luigid (unless the Luigi config sets
+``[core] rpc-retry-attempts`` / ``rpc-retry-wait``): enough for a blip, where Luigi's own
+3 x 30 s, each failure logged with a traceback, keep a run whose luigid died hanging for
+minutes of tracebacks before it fails anyway."""
+
+
+def retry_the_scheduler_briefly() -> None:
+    """Set Luigi's retries of luigid calls to :data:`SCHEDULER_RETRIES` x
+    :data:`SCHEDULER_RETRY_WAIT` s where the Luigi config leaves them unset; its per-attempt
+    messages are INFO, below the run's log level, and the RPCError that follows becomes the
+    one line ``run_pipeline`` raises."""
+    config = luigi.configuration.get_config()
+    for key, value in (("rpc-retry-attempts", SCHEDULER_RETRIES), ("rpc-retry-wait", SCHEDULER_RETRY_WAIT)):
+        if not config.has_option("core", key):
+            config.set("core", key, str(value))
 
 
 def previous_manifest(workdir: str | Path) -> dict | None:
