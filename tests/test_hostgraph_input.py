@@ -171,7 +171,8 @@ def test_bad_lines_through_the_dag_are_in_run_json(tmp_path):
     assert {b["record"] for b in record["bad_records"]} >= {f"{vertices}:3", f"{edges}:3"}
 
 
-def test_a_gzip_file_cut_short_is_refused_with_a_message(tmp_path):
+def _graph_with_edges_cut_short(tmp_path: Path) -> tuple[Path, Path]:
+    """A gzip vertex file and a gzip edge file cut in the middle of its stream."""
     vertices, edges = tmp_path / "v.txt.gz", tmp_path / "e.txt.gz"
     with gzip.open(vertices, "wt") as fh:
         fh.writelines(f"{i}\tcom.host{i}.www\n" for i in range(2000))
@@ -179,19 +180,18 @@ def test_a_gzip_file_cut_short_is_refused_with_a_message(tmp_path):
         fh.writelines(f"{i}\t{(i * 7) % 2000}\n" for i in range(2000))
     whole = edges.read_bytes()
     edges.write_bytes(whole[: len(whole) // 2])
+    return vertices, edges
+
+
+def test_a_gzip_file_cut_short_is_refused_with_a_message(tmp_path):
+    vertices, edges = _graph_with_edges_cut_short(tmp_path)
     with pytest.raises(BadInputError, match=r"e\.txt\.gz: the gzip stream ends or breaks after line \d+.*incomplete"):
         read_text_graph(str(vertices), str(edges))
 
 
 @pytest.mark.slow
 def test_a_gzip_file_cut_short_fails_the_run_with_the_message(tmp_path):
-    vertices, edges = tmp_path / "v.txt.gz", tmp_path / "e.txt.gz"
-    with gzip.open(vertices, "wt") as fh:
-        fh.writelines(f"{i}\tcom.host{i}.www\n" for i in range(2000))
-    with gzip.open(edges, "wt") as fh:
-        fh.writelines(f"{i}\t{(i * 7) % 2000}\n" for i in range(2000))
-    whole = edges.read_bytes()
-    edges.write_bytes(whole[: len(whole) // 2])
+    vertices, edges = _graph_with_edges_cut_short(tmp_path)
     out = _run(tmp_path, {"vertices": "v.txt.gz", "edges": "e.txt.gz"})
     assert out.returncode != 0
     assert "incomplete" in json.dumps(_stages(tmp_path)["hostgraph"]) + out.stderr

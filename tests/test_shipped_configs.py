@@ -83,15 +83,22 @@ def test_a_needs_comment_is_only_repeated_while_its_file_is_missing(tmp_path, ca
     assert code == 2 and len(err.splitlines()) == 1 and "unknown key 'wrokers'" in err
 
 
-def test_the_readmes_config_validates_as_written_beside_a_warc_folder(tmp_path, capsys):
-    """README's "Use it on your WARC files" YAML, copied as a user would, beside a ``data/``
-    folder of WARC files: it validates with nothing else to fetch (no spinner dictionary)."""
+def _readme_config(tmp_path: Path) -> Path:
+    """README's "Use it on your WARC files" YAML written as ``my.yaml`` beside a ``data/``
+    folder of WARC files, as a user would copy it."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"```yaml\n(# my\.yaml.*?)```", readme, re.S)
     assert block, "README has no '# my.yaml' YAML block"
     config = tmp_path / "my.yaml"
     config.write_text(block.group(1), encoding="utf-8")
     _make(tmp_path / "data" / "*.warc.gz")
+    return config
+
+
+def test_the_readmes_config_validates_as_written_beside_a_warc_folder(tmp_path, capsys):
+    """README's "Use it on your WARC files" YAML, copied as a user would, beside a ``data/``
+    folder of WARC files: it validates with nothing else to fetch (no spinner dictionary)."""
+    config = _readme_config(tmp_path)
     code, out, err = _validate(config, capsys)
     assert code == 0, err
     assert out.startswith(f"{config}: ok\n")
@@ -107,12 +114,7 @@ def test_the_readmes_config_never_starts_the_slow_local_runner(tmp_path):
     from spamflow.plugins import get_plugins
     from spamflow.runs import run_settings
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```yaml\n(# my\.yaml.*?)```", readme, re.S)
-    assert block, "README has no '# my.yaml' YAML block"
-    config = tmp_path / "my.yaml"
-    config.write_text(block.group(1), encoding="utf-8")
-    _make(tmp_path / "data" / "*.warc.gz")
+    config = _readme_config(tmp_path)
     settings = run_settings(load_config(config, get_plugins()).model)
     for size in (0, 10**6, 2**30, 10**12, None):  # None: a remote input of unknown size
         assert resolve_runner(settings, size).runner == "inline", size
