@@ -62,6 +62,12 @@ def is_url(location: str | Path) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
+def needs_hadoop_command(location: str) -> bool:
+    """Is ``location`` reached only through the ``hadoop`` command (an ``hdfs://`` URL, as
+    mrjob's Hadoop filesystem reads it)?"""
+    return str(location).startswith("hdfs://")
+
+
 def local_path(location: str | Path) -> Path:
     """A local location as a path (``file:///x`` is ``/x``)."""
     text = str(location)

@@ -372,3 +372,17 @@ def test_spark_local_mode_steps_equal_the_in_memory_walk(tmp_path, monkeypatch):
     a = got[1][0].adjacency
     p, _ = MapReduceRanks(tmp_path / "ranks", "spark", args, max_iter=1).power_iteration(a, 0.85)
     assert l1(p, power_iteration(Walk.of(a), 0.85, None, 1e-10, 1)[0]) < TOL
+
+
+def test_job_sizes_with_tol_zero_run_to_max_iter_in_two_jobs():
+    """``tol: 0`` (no change is ever below it): the first job its usual size, the second
+    everything left (the caller caps it at ``max_iter``), never a math error."""
+    from spamflow_links.mapreduce import UNBOUNDED_STEPS, next_job_steps, steps_to_converge
+
+    assert steps_to_converge(0.85, 0.0, 2.0) == UNBOUNDED_STEPS
+    assert next_job_steps(0.85, 0.0, [], 0, first=10) == 10
+    changes = [0.5 * 0.8 ** k for k in range(10)]
+    assert next_job_steps(0.85, 0.0, changes, 1) == UNBOUNDED_STEPS
+    # with a tolerance, the bound is the contraction's: alpha**k * change < tol
+    k = steps_to_converge(0.85, 1e-10, 2.0)
+    assert 0.85 ** (k - 2) * 2.0 >= 1e-10 * 0.85 and 0.85 ** (k - 1) * 2.0 < 1e-10

@@ -83,12 +83,18 @@ FIRST_STEPS_ON_A_LAPTOP = 10
 """The same on the inline and local runners, where a job costs no more to start than a step."""
 
 
+UNBOUNDED_STEPS = 1 << 30
+"""No bound: the caller caps it at the iterations left (``max_iter``)."""
+
+
 def steps_to_converge(alpha: float, tol: float, change: float) -> int:
     """Iterations after one whose L1 change was ``change`` until the change is below ``tol``,
     at most: the iteration's map contracts L1 distances by ``alpha`` (its matrix is ``alpha``
     times a column-stochastic one), so change_k <= alpha**k * change; one more for rounding."""
-    if change < tol:
+    if change < tol or alpha <= 0:
         return 1
+    if tol <= 0:  # no change is below it: the walk runs to max_iter
+        return UNBOUNDED_STEPS
     return int(math.floor(math.log(tol / change) / math.log(alpha))) + 2
 
 
@@ -99,7 +105,7 @@ def next_job_steps(alpha: float, tol: float, changes: list[float], jobs: int, fi
     bound = steps_to_converge(alpha, tol, changes[-1] if changes else 2.0)
     if jobs == 0:
         return min(first, bound)
-    if jobs >= 2 or len(changes) < 6 or not all(c > 0 for c in changes[-6:]):
+    if jobs >= 2 or len(changes) < 6 or not all(c > 0 for c in changes[-6:]) or tol <= 0:
         return bound
     rate = (changes[-1] / changes[-6]) ** (1 / 5)
     if rate >= alpha:

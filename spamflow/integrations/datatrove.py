@@ -40,7 +40,8 @@ def _rows(export: str, name: str, columns: list[str]) -> list[dict[str, Any]]:
         with open_input(join(export, f"{name}.{fmt}")) as fh:
             if fmt == "parquet":
                 return pq.read_table(fh, columns=columns).to_pylist()
-            return [{k: row.get(k) for k in columns} for row in map(json.loads, fh) if row]
+            lines = fh.read().splitlines()  # open_input may give a pyarrow file, which iterates no lines
+            return [{k: row.get(k) for k in columns} for row in map(json.loads, filter(None, lines)) if row]
     except (OSError, StorageError) as exc:
         raise SpamflowError(f"{join(export, f'{name}.{fmt}')}: cannot read the export's {name}: {exc}") from exc
 

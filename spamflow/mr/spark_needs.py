@@ -12,6 +12,8 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
+from spamflow.storage import needs_hadoop_command
+
 MASTER_TIMEOUT = 3.0
 """Seconds to wait for a TCP connection to a standalone master."""
 
@@ -44,10 +46,11 @@ def spark_submit(args: Sequence[str]) -> str | None:
 
 def master_addresses(master: str) -> list[tuple[str, int]]:
     """(host, port) of a ``spark://`` master URL (several for a highly available master)."""
-    if not master.startswith("spark://"):
+    kind, _, hosts = master.partition(":")
+    if kind != "spark" or not hosts.startswith("//"):  # yarn, local[N], k8s://...: no TCP check
         return []
     out = []
-    for part in master.removeprefix("spark://").split(","):
+    for part in hosts[2:].split(","):
         host, _, port = part.rpartition(":")
         out.append((host or part, int(port) if port.isdigit() else 7077))
     return out
@@ -76,7 +79,7 @@ def spark_problems(args: Sequence[str]) -> list[str]:
         problems.append(f"the Spark master {master} to answer (no TCP connection to "
                         f"{', '.join(f'{h}:{p}' for h, p in addresses)} within {MASTER_TIMEOUT:g} s)")
     tmp_dir = option(args, "--spark-tmp-dir") or ""
-    if tmp_dir.startswith("hdfs://") and shutil.which("hadoop") is None and not _hadoop_home_bin():
+    if tmp_dir and needs_hadoop_command(tmp_dir) and shutil.which("hadoop") is None and not _hadoop_home_bin():
         problems.append(f"the 'hadoop' command on PATH (or HADOOP_HOME) for --spark-tmp-dir {tmp_dir}")
     return problems
 
