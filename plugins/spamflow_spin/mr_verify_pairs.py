@@ -120,6 +120,8 @@ class MRVerifyPairs(MRJob):
                 own = value[2:]
             else:
                 queries.append(value[2:])
+        if own is None:  # step 1 sends a page its own partition whenever it is second in a pair
+            raise ValueError(f"page {doc} has pairs to score but no partition")
         immutables, _, own_mutables = own.partition("\t")
         mine, threshold, mutables = set(immutables.split()), self.options.threshold, None
         for query in queries:
