@@ -150,6 +150,15 @@ def test_verifier_three_levels_hand_worked(tmp_path):
     assert mutable_overlap([], [], d) == 0.0
 
 
+def test_verifier_sees_synonyms_added_after_a_first_use():
+    d = SynonymDictionary()
+    d.add_group("big", ["large"])
+    d.add_group("fast", ["quick"])
+    assert overlap_levels(["big"], ["fast"], d) == (0, 0, 0)
+    d.add_group("big", ["fast"])  # an edge between two existing entries
+    assert overlap_levels(["big"], ["fast"], d) == (0, 1, 0)
+
+
 def test_verifier_counts_repeats_once_each(tmp_path):
     d = _dictionary(tmp_path, "big|large\n")
     assert overlap_levels(["big", "big", "big"], ["big", "large"], d) == (1, 1, 0)
