@@ -150,10 +150,57 @@ def test_verifier_three_levels_hand_worked(tmp_path):
     assert mutable_overlap([], [], d) == 0.0
 
 
+def test_verifier_sees_synonyms_added_after_a_first_use():
+    d = SynonymDictionary()
+    d.add_group("big", ["large"])
+    d.add_group("fast", ["quick"])
+    assert overlap_levels(["big"], ["fast"], d) == (0, 0, 0)
+    d.add_group("big", ["fast"])  # an edge between two existing entries
+    assert overlap_levels(["big"], ["fast"], d) == (0, 1, 0)
+
+
 def test_verifier_counts_repeats_once_each(tmp_path):
     d = _dictionary(tmp_path, "big|large\n")
     assert overlap_levels(["big", "big", "big"], ["big", "large"], d) == (1, 1, 0)
     assert mutable_overlap(["big", "big", "big"], ["big", "large"], d) == pytest.approx(2 / 3)
+
+
+def _reference_overlap_levels(mutables_a, mutables_b, d):
+    """The verifier's three passes as docs/spin.md states them, on Counters, one unit at a time
+    (the implementation before the verifier kept its counts in dicts and sorted lists per entry)."""
+    def match(left, right, related):
+        matched = 0
+        for entry in sorted(left):
+            for _ in range(left[entry]):
+                partner = next((s for s in sorted(related(entry)) if right[s] > 0), None)
+                if partner is None:
+                    break
+                right[partner] -= 1
+                left[entry] -= 1
+                matched += 1
+        left += Counter()
+        right += Counter()
+        return matched
+
+    a, b = Counter(mutables_a), Counter(mutables_b)
+    shared = a & b
+    a -= shared
+    b -= shared
+    first = match(a, b, d.synonyms) + match(b, a, d.synonyms)
+    second = match(a, b, d.second_level) + match(b, a, d.second_level)
+    return sum(shared.values()), first, second
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_verifier_equals_the_three_passes_on_random_pages(tmp_path, seed):
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(40)]
+    groups = {"|".join(rng.sample(vocab, rng.randint(2, 4))) for _ in range(25)}
+    d = _dictionary(tmp_path, "\n".join(sorted(groups)) + "\n")
+    for _ in range(300):
+        a = rng.choices(vocab, k=rng.randint(0, 30))
+        b = rng.choices(vocab, k=rng.randint(0, 30))
+        assert overlap_levels(a, b, d) == _reference_overlap_levels(a, b, d)
 
 
 # ---------------------------------------------------------------- article text, campaigns

@@ -102,6 +102,7 @@ class SynonymDictionary(SynonymLookup):
         synonyms = [syn for syn in synonyms if syn != head]
         if not synonyms:
             return
+        self.__dict__.pop("_sorted_related", None)  # SynonymLookup.sorted_related's cache: edges change
         self.heads.add(head)
         for entry in (head, *synonyms):
             if entry not in self.neighbours:

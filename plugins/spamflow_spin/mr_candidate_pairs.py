@@ -38,8 +38,10 @@ loses the guarantee (counted as ``#prefix_dropped``).
    page and immutable.  Pages are sorted ``--batch-pages`` at a time (:func:`order_pages`:
    each distinct immutable of a batch looked up once, the sorting in Arrow and numpy), with
    the same records as page by page.  Reducer, per bucket: per immutable, the pairs allowed above, counted in
-   memory across the task's immutables and sent at the end (or every ``--flush-at`` pairs) one
-   record per bucket of pairs (``(doc_a + doc_b) mod --buckets``):
+   memory across the task's immutables (:class:`PairCounts`: numpy over ~16,000 posting lists at a
+   time, the same counts as :func:`count_pairs` one pair at a time) and sent at the end (or once
+   ``--flush-at`` pairs are held, checked after each batch of lists) one record per bucket of
+   pairs (``(doc_a + doc_b) mod --buckets``):
    ``bucket -> doc_a doc_b count alpha rest,...``;
 2. reducer, per bucket: per pair, add the counts and keep the smallest rest; keep the
    candidates.  (No combiner: step 1's reducers already sent each pair at most once per task,
@@ -171,6 +173,164 @@ def order_pages(texts: list[str], df: dict[str, int], max_pages: int) -> Ordered
     return OrderedPages(sizes, starts, words, codes, frequency[codes])
 
 
+def count_pairs(entries, t, k, counts):
+    """The pairs allowed at one immutable, ``entries`` its ``doc n pos,...``, counted one pair
+    at a time into ``counts`` (``(doc_a, doc_b) -> (count, alpha, rest)``); returns how many
+    were counted.  The definition :class:`PairCounts` computes with arrays (a test compares them)."""
+    numbers = list(map(int, entries.replace(",", " ").split()))
+    pages = sorted(zip(numbers[1::3], numbers[0::3], numbers[2::3]))  # (n, doc, pos)
+    counted = 0
+    for i, (n_y, doc_y, pos_y) in enumerate(pages):
+        if pos_y >= index_length(n_y, t, k):
+            continue
+        rest_y = n_y - pos_y - 1
+        for n_x, doc_x, pos_x in pages[i + 1:]:
+            if n_y < t * n_x - EPS:
+                break  # sorted by size: every later page is larger still
+            need = pair_overlap_needed(n_x, n_y, t)
+            rest = min(n_x - pos_x - 1, rest_y)
+            if min(pos_x, pos_y) + 1 + rest >= need:  # position_allows
+                pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
+                counted += 1
+                count = counts.get(pair)
+                counts[pair] = (1, need, rest) if count is None else (count[0] + 1, need, min(count[2], rest))
+    return counted
+
+
+class PairCounts:
+    """A reduce task's pair counts, :func:`count_pairs` over many immutables at once with numpy:
+    per immutable its pages sorted by (n, doc, pos); each page y in its index prefix paired
+    with the later pages x while the sizes allow (``n_y >= t*n_x``), kept if the positions
+    allow; the counts, alphas and smallest rests added up per pair.  The Python loop over
+    pairs was the pair job's largest cost (~40 % of its CPU on bench_scale's web)."""
+
+    CHUNK = 1 << 21
+    """Pairs expanded at a time (one immutable on up to ``max_pages`` pages pairs them all)."""
+    LISTS = 1 << 14
+    """Posting lists counted at a time: a bucket holds a few dozen, too few for numpy to pay."""
+
+    def __init__(self, t, k):
+        self.t, self.k = t, k
+        self.counted = 0
+        self.lists = []  # posting lists not yet counted
+        self.held = []  # (a, b, count, need, rest) arrays not yet added up
+        self.rows = 0
+        self.pairs = 0  # distinct pairs after the last adding up
+        self.index_lengths = {}
+        self.size_limits = {}
+        self.needs = {}
+
+    def _table(self, cache, values, function):
+        """``function`` of each value, through a cache (the same few sizes come again and again)."""
+        unique, inverse = np.unique(values, return_inverse=True)
+        out = np.empty(len(unique), np.int64)
+        for i, v in enumerate(unique.tolist()):
+            got = cache.get(v)
+            if got is None:
+                got = cache[v] = function(v)
+            out[i] = got
+        return out[inverse.reshape(-1)]
+
+    def _largest_partner(self, n_y):
+        """The largest n_x with ``not (n_y < t*n_x - EPS)``: the size filter's stop."""
+        t = self.t
+        n_x = int((n_y + EPS) / t) if t > 0 else 1 << 62
+        while n_x > n_y and n_y < t * n_x - EPS:
+            n_x -= 1
+        while not n_y < t * (n_x + 1) - EPS and n_x < 1 << 62:
+            n_x += 1
+        return n_x
+
+    def add(self, lists):
+        """Count the pairs of these posting lists (``doc n pos,...``, each of two pages or more),
+        :data:`LISTS` at a time."""
+        self.lists += lists
+        if len(self.lists) >= self.LISTS:
+            self._count()
+
+    def _count(self):
+        lists, self.lists = self.lists, []
+        if not lists:
+            return
+        sizes = np.fromiter((entries.count(",") + 1 for entries in lists), np.int64, len(lists))
+        text = " ".join(lists).replace(",", " ")
+        try:  # ~5x faster than int() of each field
+            numbers = np.fromstring(text, dtype=np.int64, sep=" ")
+        except ValueError:
+            numbers = None
+        if numbers is None or len(numbers) != 3 * int(sizes.sum()):
+            raise ValueError(f"not 'doc n pos,...' posting lists: {lists[0][:80]!r}")
+        group = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+        doc, n, pos = numbers[0::3], numbers[1::3], numbers[2::3]
+        order = np.lexsort((pos, doc, n, group))
+        doc, n, pos, group = doc[order], n[order], pos[order], group[order]
+        t, k = self.t, self.k
+        indexed = self._table(self.index_lengths, n, lambda v: index_length(v, t, k))
+        limit = self._table(self.size_limits, n, self._largest_partner)
+        # the end of each page's partners: the first page of its immutable larger than its limit
+        span = int(max(n.max(), limit.clip(max=n.max()).max())) + 2
+        keys = group * span + n
+        stop = np.searchsorted(keys, group * span + np.minimum(limit, span - 1), side="right")
+        y = np.flatnonzero(pos < indexed)
+        partners = stop[y] - y - 1
+        keep = partners > 0
+        y, partners = y[keep], partners[keep]
+        ends = np.cumsum(partners)
+        first = 0
+        while first < len(y):
+            last = int(np.searchsorted(ends, ends[first] - partners[first] + self.CHUNK, side="right"))
+            last = max(last, first + 1)
+            self._pairs(y[first:last], partners[first:last], doc, n, pos)
+            first = last
+        if self.rows - self.pairs >= max(self.pairs, 1 << 16):  # as many new rows as pairs: add up
+            self._add_up()
+
+    def _pairs(self, y, partners, doc, n, pos):
+        total = int(partners.sum())
+        ys = np.repeat(y, partners)
+        xs = ys + 1 + np.arange(total) - np.repeat(np.cumsum(partners) - partners, partners)
+        n_x, n_y, pos_x, pos_y = n[xs], n[ys], pos[xs], pos[ys]
+        t = self.t
+        need = self._table(self.needs, n_x + n_y, lambda s: pair_overlap_needed(s, 0, t))
+        rest = np.minimum(n_x - pos_x - 1, n_y - pos_y - 1)
+        ok = np.minimum(pos_x, pos_y) + 1 + rest >= need
+        doc_x, doc_y = doc[xs][ok], doc[ys][ok]
+        self.held.append((np.minimum(doc_x, doc_y), np.maximum(doc_x, doc_y), np.ones(len(doc_x), np.int64),
+                          need[ok], rest[ok]))
+        self.counted += len(doc_x)
+        self.rows += len(doc_x)
+
+    def _add_up(self):
+        if len(self.held) > 1 or (self.held and self.rows > self.pairs):
+            a, b, count, need, rest = (np.concatenate(column) for column in zip(*self.held))
+            order = np.lexsort((b, a))
+            a, b, count, need, rest = a[order], b[order], count[order], need[order], rest[order]
+            starts = np.concatenate(([0], np.flatnonzero((np.diff(a) != 0) | (np.diff(b) != 0)) + 1))
+            self.held = [(a[starts], b[starts], np.add.reduceat(count, starts), need[starts],
+                          np.minimum.reduceat(rest, starts))] if len(a) else []
+        self.pairs = self.rows = len(self.held[0][0]) if self.held else 0
+
+    def pairs_at_least(self, limit):
+        """Do the counts hold ``limit`` distinct pairs or more?  (Posting lists not yet counted
+        are not in them: with a small ``limit``, as in tests, they are counted first.)"""
+        if limit <= self.LISTS:
+            self._count()
+        if self.rows < limit:
+            return False
+        if self.rows - self.pairs >= min(limit, max(self.pairs, 1 << 16)):  # adding up pays (amortised)
+            self._add_up()
+        return self.pairs >= limit
+
+    def take(self):
+        """The counts added up, (doc_a, doc_b, count, alpha, smallest rest) arrays, and emptied."""
+        self._count()
+        self._add_up()
+        empty = np.zeros(0, np.int64)
+        out = self.held[0] if self.held else (empty,) * 5
+        self.held, self.rows, self.pairs = [], 0, 0
+        return out
+
+
 class MRCandidatePairs(MRJob):
     INPUT_PROTOCOL = RawValueProtocol
     INTERNAL_PROTOCOL = RawProtocol
@@ -186,7 +346,8 @@ class MRCandidatePairs(MRJob):
         self.add_file_arg("--frequencies", required=True,
                           help="immutable<TAB>df lines (mr_immutable_frequency's output)")
         self.add_passthru_arg("--flush-at", type=int, default=200_000,
-                              help="a reducer emits its pair counts when it holds this many pairs")
+                              help="a reducer emits its pair counts once it holds this many pairs (checked after "
+                                   "each batch of posting lists)")
         self.add_passthru_arg("--flush-postings", type=int, default=200_000,
                               help="a mapper emits its posting lists when they hold this many entries")
         self.add_passthru_arg("--batch-pages", type=int, default=2000,
@@ -325,9 +486,7 @@ class MRCandidatePairs(MRJob):
         self.held = self.prefix_dropped = 0
 
     def start_pair_counts(self):
-        self.pair_counts = {}
-        self.counted = 0
-        self.index_lengths = {}  # n -> index_length(n, t, k): the hot loop asks for the same few sizes
+        self.pair_counts = PairCounts(self.options.threshold, self.options.min_shared)
 
     def pairs_of_bucket(self, key, values):
         if key.startswith("#"):
@@ -339,56 +498,30 @@ class MRCandidatePairs(MRJob):
             for immutable, entries in zip(fields[0::2], fields[1::2]):
                 held = postings.get(immutable)
                 postings[immutable] = entries if held is None else f"{held},{entries}"
-        for entries in postings.values():
-            if "," in entries:  # else one page: no pair
-                self.count_pairs(entries)
-        if len(self.pair_counts) >= self.options.flush_at:
+        self.pair_counts.add([entries for entries in postings.values() if "," in entries])  # else one page
+        if self.pair_counts.pairs_at_least(self.options.flush_at):
             yield from self.flush_pair_counts()
-
-    def count_pairs(self, entries):
-        """Count the pairs allowed at one immutable, ``entries`` its ``doc n pos,...``."""
-        numbers = list(map(int, entries.replace(",", " ").split()))
-        pages = sorted(zip(numbers[1::3], numbers[0::3], numbers[2::3]))  # (n, doc, pos)
-        t, k = self.options.threshold, self.options.min_shared
-        counts, index_lengths = self.pair_counts, self.index_lengths
-        counted = 0
-        for i, (n_y, doc_y, pos_y) in enumerate(pages):
-            indexed = index_lengths.get(n_y)
-            if indexed is None:
-                indexed = index_lengths[n_y] = index_length(n_y, t, k)
-            if pos_y >= indexed:
-                continue
-            rest_y = n_y - pos_y - 1
-            for n_x, doc_x, pos_x in pages[i + 1:]:
-                if n_y < t * n_x - EPS:
-                    break  # sorted by size: every later page is larger still
-                need = pair_overlap_needed(n_x, n_y, t)
-                rest = min(n_x - pos_x - 1, rest_y)
-                if min(pos_x, pos_y) + 1 + rest >= need:  # position_allows
-                    pair = (doc_y, doc_x) if doc_y < doc_x else (doc_x, doc_y)
-                    counted += 1
-                    count = counts.get(pair)
-                    if count is None:
-                        counts[pair] = (1, need, rest)
-                    else:
-                        counts[pair] = (count[0] + 1, need, min(count[2], rest))
-        self.counted += counted
 
     def flush_pair_counts(self):
         """In-reducer combining: a pair counted at several immutables of this task is one entry
         ``doc_a doc_b count alpha rest`` (rest: the smallest, at the last shared immutable counted:
         rests only shrink along the global order), the entries sent one record per bucket of pairs."""
         buckets = self.options.buckets
-        records: dict[int, list[str]] = {}
-        for (a, b), (count, need, rest) in self.pair_counts.items():
-            records.setdefault((a + b) % buckets, []).append(f"{a} {b} {count} {need} {rest}")
-        for bucket, held in records.items():
-            yield str(bucket), ",".join(held)
-        self.pair_counts.clear()
+        a, b, count, need, rest = self.pair_counts.take()
+        if not len(a):
+            return
+        bucket = (a % buckets + b % buckets) % buckets  # (a + b) mod buckets without int64 overflow
+        order = np.argsort(bucket, kind="stable")
+        bucket = bucket[order]
+        bounds = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1, [len(bucket)])).tolist()
+        entries = [f"{x} {y} {c} {n} {r}" for x, y, c, n, r in zip(
+            a[order].tolist(), b[order].tolist(), count[order].tolist(), need[order].tolist(), rest[order].tolist())]
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            yield str(bucket[start]), ",".join(entries[start:end])
 
     def finish_pair_counts(self):
         yield from self.flush_pair_counts()
-        yield PAIRS_COUNTED, f"{self.counted} 0 0"
+        yield PAIRS_COUNTED, f"{self.pair_counts.counted} 0 0"
 
     def start_pruned(self):
         self.pruned = 0

@@ -120,16 +120,21 @@ class MRVerifyPairs(MRJob):
                 own = value[2:]
             else:
                 queries.append(value[2:])
-        immutables, mutables = split_partition(own)
-        mine, threshold = set(immutables), self.options.threshold
+        if own is None:  # step 1 sends a page its own partition whenever it is second in a pair
+            raise ValueError(f"page {doc} has pairs to score but no partition")
+        immutables, _, own_mutables = own.partition("\t")
+        mine, threshold, mutables = set(immutables.split()), self.options.threshold, None
         for query in queries:
             first, _, partition = query.partition(" ")
-            their_immutables, their_mutables = split_partition(partition)
-            similarity = jaccard(set(their_immutables), mine)
+            their_immutables, _, their_mutables = partition.partition("\t")
+            similarity = jaccard(set(their_immutables.split()), mine)
             if similarity < threshold:
                 self.below += 1
                 continue
-            yield f"{first} {doc}", f"{similarity!r} {mutable_overlap(their_mutables, mutables, self.graph)!r}"
+            if mutables is None:  # split_partition's lists, made only for pairs at or above t
+                mutables = own_mutables.split("|") if own_mutables else []
+            theirs = their_mutables.split("|") if their_mutables else []
+            yield f"{first} {doc}", f"{similarity!r} {mutable_overlap(theirs, mutables, self.graph)!r}"
 
     def finish(self):
         yield BELOW, str(self.below)

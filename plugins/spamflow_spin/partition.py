@@ -47,6 +47,7 @@ def partition(words: Sequence[str], dictionary: SynonymDictionary, phrase_match:
     entries = dictionary.neighbours
     prefixes = dictionary.prefixes
     max_words = dictionary.max_words
+    starts = _word_kinds(dictionary)
     paper = phrase_match == "paper"
     immutables: list[str] = []
     mutables: list[str] = []
@@ -55,8 +56,15 @@ def partition(words: Sequence[str], dictionary: SynonymDictionary, phrase_match:
     i = 0
     while i < n_words:
         word = words[i]
-        best = 1 if word in entries else 0
-        if not (paper and best) and word in prefixes:
+        kind = starts.get(word)
+        if kind is None:  # most words: neither an entry nor the start of a phrase
+            k = seen.get(word, 0) + 1
+            seen[word] = k
+            immutables.append(word if k == 1 else f"{word}#{k}")
+            i += 1
+            continue
+        best = kind & ENTRY
+        if not (paper and best) and kind & PREFIX:
             phrase, j, stop = word, i + 1, min(n_words, i + max_words)
             while j < stop:
                 phrase = f"{phrase} {words[j]}"
@@ -74,3 +82,21 @@ def partition(words: Sequence[str], dictionary: SynonymDictionary, phrase_match:
         immutables.append(word if k == 1 else f"{word}#{k}")
         i += 1
     return Partition(immutables, mutables)
+
+
+ENTRY, PREFIX = 1, 2
+
+
+def _word_kinds(dictionary: SynonymDictionary) -> dict[str, int]:
+    """word -> ENTRY | PREFIX bits: is it an entry, does a longer entry start with it; one
+    lookup a word instead of two.  Built once per dictionary state (entries and prefixes are
+    only ever added, so their sizes tell when it is stale)."""
+    state = (len(dictionary.neighbours), len(dictionary.prefixes))
+    held = dictionary.__dict__.get("_word_kinds")
+    if held is not None and held[0] == state:
+        return held[1]
+    kinds = {entry: ENTRY for entry in dictionary.neighbours}
+    for prefix in dictionary.prefixes:
+        kinds[prefix] = kinds.get(prefix, 0) | PREFIX
+    dictionary.__dict__["_word_kinds"] = (state, kinds)
+    return kinds

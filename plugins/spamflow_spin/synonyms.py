@@ -33,6 +33,17 @@ class SynonymLookup:
             out |= self.neighbours[syn]
         return out - first - {entry}
 
+    def sorted_related(self, entry: str, second: bool) -> list[str]:
+        """``sorted(synonyms(entry))``, or of ``second_level(entry)`` if ``second``, computed once
+        per entry (the verifier asks for the same entries pair after pair)."""
+        cache: dict[tuple[str, bool], list[str]] | None = self.__dict__.get("_sorted_related")
+        if cache is None:
+            cache = self.__dict__["_sorted_related"] = {}
+        got = cache.get((entry, second))
+        if got is None:
+            got = cache[(entry, second)] = sorted(self.second_level(entry) if second else self.synonyms(entry))
+        return got
+
 
 class SynonymGraph(SynonymLookup):
     """Only the graph: what the verifier needs."""

@@ -31,20 +31,23 @@ from typing import Any
 from spamflow_spin.synonyms import SynonymLookup
 
 
-def _match(left: Counter[str], right: Counter[str], related: Callable[[str], set[str]]) -> int:
+def _match(left: dict[str, int], right: dict[str, int], related: Callable[[str], list[str]]) -> int:
     """Pair each remaining entry of ``left`` with a related remaining entry of ``right``
-    (in sorted order, so the result does not depend on hashing); both are decremented."""
+    (in sorted order, so the result does not depend on hashing); both are decremented
+    (entries may stay with a count of 0).  ``related``: an entry's related entries, sorted."""
     matched = 0
     for entry in sorted(left):
-        for _ in range(left[entry]):
-            partner = next((s for s in sorted(related(entry)) if right[s] > 0), None)
+        count = left[entry]
+        if not count:
+            continue
+        partners = related(entry)
+        for _ in range(count):
+            partner = next((s for s in partners if right.get(s, 0) > 0), None)
             if partner is None:
                 break
             right[partner] -= 1
             left[entry] -= 1
             matched += 1
-    left += Counter()  # drop zero counts
-    right += Counter()
     return matched
 
 
@@ -52,12 +55,23 @@ def overlap_levels(mutables_a: Sequence[str], mutables_b: Sequence[str],
                    dictionary: SynonymLookup) -> tuple[int, int, int]:
     """Matches found by pass 1 (shared), 2 (first-level), 3 (second-level)."""
     a, b = Counter(mutables_a), Counter(mutables_b)
-    shared = a & b
-    a -= shared
-    b -= shared
-    first = _match(a, b, dictionary.synonyms) + _match(b, a, dictionary.synonyms)
-    second = _match(a, b, dictionary.second_level) + _match(b, a, dictionary.second_level)
-    return sum(shared.values()), first, second
+    shared = 0
+    for entry, n in a.items():
+        m = b.get(entry)
+        if m:
+            both = n if n < m else m
+            shared += both
+            a[entry] = n - both
+            b[entry] = m - both
+    def first_level(entry: str) -> list[str]:
+        return dictionary.sorted_related(entry, False)
+
+    def second_level(entry: str) -> list[str]:
+        return dictionary.sorted_related(entry, True)
+
+    first = _match(a, b, first_level) + _match(b, a, first_level)
+    second = _match(a, b, second_level) + _match(b, a, second_level)
+    return shared, first, second
 
 
 def mutable_overlap(mutables_a: Sequence[str], mutables_b: Sequence[str], dictionary: SynonymLookup) -> float:
