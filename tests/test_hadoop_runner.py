@@ -280,13 +280,14 @@ def test_links_jobs(hadoop, tmp_path):
     assert_same_graphs(got, load_graphs(dataset, LinksParams(), progress=False))
 
     a = random_graph(30, 100, seed=9)
-    p, iterations = MapReduceRanks(tmp_path / "ranks", "hadoop", max_iter=1).power_iteration(a, 0.85, tol=0.0)
-    p_mem, iterations_mem = power_iteration(Walk.of(a), 0.85, None, 0.0, 1)
-    assert iterations == iterations_mem == 1 and l1(p, p_mem) < TOL
+    # four power iterations as the steps of one job (tol 0: none stops early)
+    p, iterations = MapReduceRanks(tmp_path / "ranks", "hadoop", max_iter=4).power_iteration(a, 0.85, tol=0.0)
+    p_mem, iterations_mem = power_iteration(Walk.of(a), 0.85, None, 0.0, 4)
+    assert iterations == iterations_mem == 4 and l1(p, p_mem) < TOL
     want = MemoryRanks().supporters(a, 1, 6, 3, False)  # HyperLogLog registers: their union is exact
     found = MapReduceRanks(tmp_path / "balls", "hadoop").supporters(a, 1, 6, 3, False)
     assert sorted(found) == [1] and np.array_equal(found[1], want[1]) and want[1].sum() > 0
-    assert _job_files(_steps_since(hadoop, before)) == {"mr_host_edges.py", "mr_rank_step.py", "mr_ball_step.py"}
+    assert _job_files(_steps_since(hadoop, before)) == {"mr_host_edges.py", "mr_rank_walk.py", "mr_ball_step.py"}
 
 
 # --- ensemble ----------------------------------------------------------------------------------
