@@ -29,11 +29,12 @@ from spamflow_spin.verifier import mutable_overlap
 LINKS = pa.list_(pa.struct([("url", pa.string()), ("anchor", pa.string())]))
 
 
-def _page_table(folder: Path) -> None:
-    """Two snapshots of the copies corpus (texts spun onto 5-20 hosts, verbatim copies, edited
-    copies, unrelated pages), each page linking to its money site with an anchor in its words."""
+def _page_table(folder: Path, snapshots: int = 2) -> None:
+    """Two snapshots (or the first) of the copies corpus (texts spun onto 5-20 hosts, verbatim
+    copies, edited copies, unrelated pages), each page linking to its money site with an anchor
+    in its words."""
     folder.mkdir()
-    for part, (snapshot, seed) in enumerate((("2026-01", 1), ("2026-02", 2))):
+    for part, (snapshot, seed) in enumerate((("2026-01", 1), ("2026-02", 2))[:snapshots]):
         pages = _copies_corpus(seed)
         rows = []
         for page in pages:
@@ -208,9 +209,11 @@ def test_demo_gives_the_same_outputs_on_the_mapreduce_engine(demo_once, tmp_path
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
 @pytest.mark.slow
 def test_mapreduce_engine_on_spark_local_mode(tmp_path, monkeypatch):
-    """All three jobs (frequencies, candidates, the verification join) on Spark local[2]."""
+    """All three jobs (frequencies, candidates, the verification join) on Spark local[2], on
+    one snapshot: each job is a Spark application (~10 s to start), and the snapshots' jobs
+    are the same code, which the inline and local tests run on both."""
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
-    _page_table(tmp_path / "pages")
+    _page_table(tmp_path / "pages", snapshots=1)
     memory = _run(tmp_path / "pages", tmp_path / "memory", {**PARAMS, "engine": "memory"})
     spark = _run(tmp_path / "pages", tmp_path / "spark", {**PARAMS, "engine": "mapreduce"}, "spark",
                  ("--spark-master", "local[2]"))
