@@ -62,6 +62,11 @@ def is_url(location: str | Path) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
+WRITE_PROBE_PREFIX = ".spamflow-write-check-"
+"""The name of the file or object a workdir check writes and removes (one a crash left is
+not the user's)."""
+
+
 def needs_hadoop_command(location: str) -> bool:
     """Is ``location`` reached only through the ``hadoop`` command (an ``hdfs://`` URL, as
     mrjob's Hadoop filesystem reads it)?"""
@@ -176,7 +181,7 @@ def check_workdir(url: str) -> None:
     """Fail now, naming ``url``, if the workdir's store cannot be reached, has no such bucket,
     has no credentials for us or will not let us write: before any stage runs, not after the
     first one finished.  Writes and deletes one small object, which proves all of it at once."""
-    probe = join(url, f".spamflow-write-check-{os.getpid()}")
+    probe = join(url, f"{WRITE_PROBE_PREFIX}{os.getpid()}")
     try:
         filesystem(url).pipe_file(probe, b"spamflow checks it may write here\n")
     except FileNotFoundError:
@@ -590,7 +595,7 @@ class Location:
         if not existing.is_dir():
             what = "is a file, not a folder" if existing == folder else f"cannot be made: {existing} is a file"
             raise StorageError(f"{folder} {what}")
-        probe = existing / f".spamflow-write-check-{os.getpid()}"
+        probe = existing / f"{WRITE_PROBE_PREFIX}{os.getpid()}"
         try:
             probe.write_bytes(b"")
         except OSError as exc:

@@ -17,14 +17,13 @@ import json
 from pathlib import Path
 
 from spamflow.errors import ConfigError
-from spamflow.storage import Location, StorageError
+from spamflow.storage import WRITE_PROBE_PREFIX, Location, StorageError
 
 MARKER = ".spamflow-workdir"
 """In a workdir spamflow made or took over: says so (its text is a line for a curious reader)."""
 MARKER_TEXT = b"spamflow made this folder its workdir: stages/, run.json and report/ are written here\n"
 OWN_NAMES = frozenset({MARKER, "run.json", "stages"})
 """Names whose presence says an earlier spamflow run wrote the folder (with run.json checked)."""
-_PROBE_PREFIX = ".spamflow-write-check-"  # storage.check_workdir's probe, if a crash left one
 
 
 def _is_own_manifest(data: bytes | None) -> bool:
@@ -56,7 +55,7 @@ def claim_workdir(location: str | Path | Location, *, force: bool = False, where
     folder = Location.of(location)
     check_writable(folder, where=where)
     try:
-        names = [n for n in folder.names() if not n.startswith(_PROBE_PREFIX)]
+        names = [n for n in folder.names() if not n.startswith(WRITE_PROBE_PREFIX)]
     except NotADirectoryError:
         raise ConfigError(f"{where}: workdir: {folder} is a file, not a folder") from None
     except StorageError as exc:  # an unreachable store is said as such, naming the URL
