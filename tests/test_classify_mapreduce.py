@@ -33,16 +33,20 @@ def _features(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]
     return X, y
 
 
+def trained(rng: np.random.Generator, hosts: int, **selection: int) -> dict:
+    """An ensemble trained on ``hosts`` rows of :func:`_features` in two feature groups."""
+    X, y = _features(rng, hosts)
+    table = FeatureTable(["s"] * hosts, [f"h{i}.org" for i in range(hosts)], X, ["a.x", "a.y", "b.z", "b.w"],
+                         {"a": [0, 1], "b": [2, 3]})
+    return train(table, y, None, EnsembleSelection(**selection, tree_bins=8, random_state=1))
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory) -> tuple[dict, Path, np.ndarray]:
     """A small trained model (trees, linear models, binned and missing values), its file and
     held-out rows, some with every feature missing."""
     rng = np.random.default_rng(0)
-    X, y = _features(rng, 200)
-    table = FeatureTable(["s"] * 200, [f"h{i}.org" for i in range(200)], X, ["a.x", "a.y", "b.z", "b.w"],
-                         {"a": [0, 1], "b": [2, 3]})
-    bundle = train(table, y, None, EnsembleSelection(n_folds=3, n_bags=4, n_iterations=10, tree_bins=8,
-                                                     random_state=1))
+    bundle = trained(rng, 200, n_folds=3, n_bags=4, n_iterations=10)
     held_out, _ = _features(rng, 300)
     held_out[:3] = np.nan
     return bundle, save_model(tmp_path_factory.mktemp("model") / "model.skops", bundle), held_out

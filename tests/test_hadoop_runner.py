@@ -297,20 +297,14 @@ def test_links_jobs(hadoop, tmp_path):
 def test_ensemble_score_job(hadoop, tmp_path):
     """A model as the classify stage writes it (an ``EnsembleSelection`` of spamflow's own
     classes, which import spamflow's core on the node), trained small."""
-    from test_classify_mapreduce import _features
+    from test_classify_mapreduce import _features, trained
 
     from spamflow_ensemble.mapreduce_scoring import score_mapreduce
-    from spamflow_ensemble.model import score, train
+    from spamflow_ensemble.model import score
     from spamflow_ensemble.persist import save_model
-    from spamflow_ensemble.selection import EnsembleSelection
-    from spamflow_ensemble.tables import FeatureTable
 
     rng = np.random.default_rng(0)
-    X, y = _features(rng, 60)
-    table = FeatureTable(["s"] * 60, [f"h{i}.org" for i in range(60)], X, ["a.x", "a.y", "b.z", "b.w"],
-                         {"a": [0, 1], "b": [2, 3]})
-    bundle = train(table, y, None, EnsembleSelection(n_folds=2, n_bags=1, n_iterations=3, tree_bins=8,
-                                                     random_state=1))
+    bundle = trained(rng, 60, n_folds=2, n_bags=1, n_iterations=3)
     path = save_model(tmp_path / "model.skops", bundle)
     held_out, _ = _features(rng, 40)
     expected = score(bundle, held_out)
