@@ -32,6 +32,7 @@ import html as html_lib
 import random
 import re
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +63,21 @@ def available() -> bool:
     return all(p.exists() for p in (KIT / "umsid16-pages.tar.xz", READABILITY, PAN13, CLOUGH, *URL_INDEXES))
 
 
+def archive_members(archive: Path, keep: Callable[[str], bool], count: int | None = None) -> dict[str, bytes]:
+    """The files of a tar archive whose names ``keep`` accepts (stopping at ``count`` of them),
+    read in the archive's own order in one pass: extracting members in another order makes a
+    compressed (``.xz``, ``.gz``) archive decompress again from its start at each backward seek
+    (23 s instead of 0.3 s for the real kit)."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(archive, "r|*") as tar:
+        for member in tar:
+            if member.isfile() and keep(member.name):
+                out[member.name] = tar.extractfile(member).read()  # type: ignore[union-attr]
+                if len(out) == count:
+                    break
+    return out
+
+
 @functools.cache
 def kit_pages() -> tuple[DoorwayPage, ...]:
     """The 800 real doorway pages: family ``A`` / ``B``, their generator template."""
@@ -69,15 +85,12 @@ def kit_pages() -> tuple[DoorwayPage, ...]:
     for line in (KIT / "index.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         name, path, _commit, which = line.split("\t")
         template[name] = (path, which)
-    pages = []
-    with tarfile.open(KIT / "umsid16-pages.tar.xz") as tar:
-        for member in sorted(tar.getmembers(), key=lambda m: m.name):
-            key = "/".join(member.name.split("/")[-2:])
-            if member.isfile() and key in template:
-                path, which = template[key]
-                body = tar.extractfile(member).read().decode("utf-8", "replace")  # type: ignore[union-attr]
-                pages.append(DoorwayPage(which, KIT_HOST, f"https://{KIT_HOST}/{path}", body))
-    return tuple(pages)
+    def key(name: str) -> str:
+        return "/".join(name.split("/")[-2:])
+
+    members = archive_members(KIT / "umsid16-pages.tar.xz", lambda name: key(name) in template)
+    return tuple(DoorwayPage(template[key(name)][1], KIT_HOST, f"https://{KIT_HOST}/{template[key(name)][0]}",
+                             members[name].decode("utf-8", "replace")) for name in sorted(members))
 
 
 @functools.cache
@@ -85,13 +98,12 @@ def _documents() -> tuple[tuple[str, ...], ...]:
     """Real texts as word lists (PAN-13 and Clough-Stevenson), each long enough for a snippet."""
     docs = []
     for archive in (PAN13, CLOUGH):
-        with tarfile.open(archive) as tar:
-            for member in sorted(tar.getmembers(), key=lambda m: m.name):
-                if member.isfile() and member.name.endswith(".txt") and (
-                        archive == CLOUGH or "/src/" in member.name or "/susp/" in member.name):
-                    words = tar.extractfile(member).read().decode("utf-8", "replace").split()  # type: ignore[union-attr]
-                    if len(words) >= 80:
-                        docs.append(tuple(words))
+        members = archive_members(archive, lambda name, archive=archive: name.endswith(".txt") and (
+            archive == CLOUGH or "/src/" in name or "/susp/" in name))
+        for name in sorted(members):
+            words = members[name].decode("utf-8", "replace").split()
+            if len(words) >= 80:
+                docs.append(tuple(words))
     return tuple(docs)
 
 
@@ -110,10 +122,10 @@ def skeletons() -> dict[str, str]:
     out = {}
     for page in kit_pages():
         out.setdefault(f"skel-{page.family}", page.html)  # skel-A, skel-B
-    with tarfile.open(READABILITY) as tar:
-        for name in READABILITY_SKELETONS:
-            out[f"skel-{name}"] = tar.extractfile(f"test-pages/{name}/source.html").read().decode(  # type: ignore[union-attr]
-                "utf-8", "replace")
+    wanted = {f"test-pages/{name}/source.html": name for name in READABILITY_SKELETONS}
+    members = archive_members(READABILITY, wanted.__contains__)
+    for member, name in wanted.items():
+        out[f"skel-{name}"] = members[member].decode("utf-8", "replace")
     return out
 
 

@@ -47,7 +47,6 @@ import json
 import random
 import re
 import sys
-import tarfile
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -130,24 +129,14 @@ def trafilatura_rows() -> list[tuple[str, str, str]]:
     return sorted(rows)
 
 
-def _read_members(archive: Path, wanted: set[str], mode: str = "r:*") -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    with tarfile.open(archive, mode) as tar:
-        for member in tar:
-            if member.name in wanted:
-                out[member.name] = tar.extractfile(member).read()  # type: ignore[union-attr]
-                if len(out) == len(wanted):
-                    break
-    return out
-
-
 def honest_pages(limit: int | None = None, skeletons: list[tuple[str, str, str]] = ()) -> tuple[list[Page], list[Page]]:
     """The honest corpora under their own URLs (``limit``: at most that many pages of each),
     leaving out the hosts of ``skeletons`` (trafilatura rows), and those rows' pages."""
     pages: list[Page] = []
     skip_hosts = frozenset(h for _, h, _ in skeletons)
     rows = [r for r in trafilatura_rows() if r[1] not in skip_hosts][:limit]
-    bodies = _read_members(TRAF / "trafilatura-tests-html.tar.xz", {m for _, _, m in [*rows, *skeletons]}, "r|xz")
+    wanted = {m for _, _, m in [*rows, *skeletons]}
+    bodies = dwf.archive_members(TRAF / "trafilatura-tests-html.tar.xz", wanted.__contains__, len(wanted))
     pages += [Page(h, u, "nonspam", "trafilatura", "", bodies[m]) for u, h, m in rows if m in bodies]
     skeleton_pages = [Page(h, u, "nonspam", "skeleton", "", bodies[m]) for u, h, m in skeletons]
     art = []
@@ -156,22 +145,23 @@ def honest_pages(limit: int | None = None, skeletons: list[tuple[str, str, str]]
         if host.lower() not in skip_hosts:
             art.append((url, host.lower(), f"html/{ident}.html.gz"))
     art = sorted(art)[:limit]
-    bodies = _read_members(ARTICLE / "html.tar", {m for _, _, m in art})
+    wanted = {m for _, _, m in art}
+    bodies = dwf.archive_members(ARTICLE / "html.tar", wanted.__contains__, len(wanted))
     pages += [Page(h, u, "nonspam", "article", "", gzip.decompress(bodies[m])) for u, h, m in art if m in bodies]
     found = 0
-    with tarfile.open(READABILITY) as tar:
-        for member in sorted(tar.getmembers(), key=lambda m: m.name):
-            parts = member.name.split("/")
-            if len(parts) != 3 or parts[2] != "source.html" or READABILITY_UNIT_CASES.match(parts[1]):
-                continue
-            body = tar.extractfile(member).read()  # type: ignore[union-attr]
-            text = body.decode("utf-8", "replace")
-            url = next((m.group(1) for rx in _CANONICAL for m in [rx.search(text)] if m), None)
-            if url is None or _host(html_lib.unescape(url)) in skip_hosts or (limit is not None and found >= limit):
-                continue
-            url = html_lib.unescape(url)
-            found += 1
-            pages.append(Page(_host(url), url, "nonspam", "readability", parts[1], body))
+    sources = dwf.archive_members(READABILITY, lambda name: name.endswith("/source.html"))
+    for name in sorted(sources):
+        parts = name.split("/")
+        if len(parts) != 3 or READABILITY_UNIT_CASES.match(parts[1]):
+            continue
+        body = sources[name]
+        text = body.decode("utf-8", "replace")
+        url = next((m.group(1) for rx in _CANONICAL for m in [rx.search(text)] if m), None)
+        if url is None or _host(html_lib.unescape(url)) in skip_hosts or (limit is not None and found >= limit):
+            continue
+        url = html_lib.unescape(url)
+        found += 1
+        pages.append(Page(_host(url), url, "nonspam", "readability", parts[1], body))
     return pages, skeleton_pages
 
 
