@@ -22,7 +22,7 @@ FiringRule = tuple[str, float]
 
 FIRED: dict[str, FiringRule] = {
     "quilt": ("quilted_pages", 0.0),
-    "hss": ("largest_cluster_domains", 2.0),
+    "hss": ("linked_cluster_domains", 2.0),
     "spin": ("campaign_pages", 0.0),
     "ids": ("affiliate_network_domains", 1.0),
 }
