@@ -18,6 +18,7 @@ targets outside are counted only until they reach that many (the domain then can
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ import pyarrow.parquet as pq
 from spamflow.domains import host_of, registered_domain
 from spamflow_hss.probing import components
 
+log = logging.getLogger(__name__)
 BATCH_ROWS = 512
 
 
@@ -66,6 +68,8 @@ def cluster_links(parts: Iterable[Any], assignment: pa.Table) -> dict[int, dict[
     page-table ``parts`` (columns ``doc_id``, ``domain``, ``links``; a part without ``links``
     gives no links) for the pages ``assignment`` (HSS's page table) puts in a cluster."""
     clustered = assignment.filter(assignment.column("cluster_id").is_valid())
+    if not clustered.num_rows:
+        return {}
     doc_ids = clustered.column("doc_id").to_numpy()
     order = np.argsort(doc_ids, kind="stable")
     doc_ids, cluster_ids = doc_ids[order], clustered.column("cluster_id").to_numpy()[order]
@@ -74,11 +78,10 @@ def cluster_links(parts: Iterable[Any], assignment: pa.Table) -> dict[int, dict[
         members[cid].add(domain)
     domains = {cid: frozenset(d) for cid, d in members.items()}
     found: dict[int, dict[str, DomainLinks]] = defaultdict(lambda: defaultdict(DomainLinks))
-    if not len(doc_ids):
-        return {}
     for part in parts:
         file = pq.ParquetFile(part)
         if "links" not in file.schema_arrow.names:
+            log.warning("hss: %s has no links column: its pages count as linking nowhere", part)
             continue
         for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=["doc_id", "domain", "links"]):
             ids = batch.column("doc_id").to_numpy()
