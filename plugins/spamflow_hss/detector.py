@@ -274,9 +274,10 @@ def _assignment(table: pa.Table, clusters: list[dict[str, Any]],
 
 def host_features(assignment: pa.Table, linked: Mapping[tuple[int, str], int] | None = None) -> pa.Table:
     """Per (snapshot, host): pages, size and domain count of the largest cluster holding one
-    of its pages (0 if none; ties: the cluster of its first page), the fraction of its pages in
-    clusters spanning 2+ domains, and ``linked`` (:func:`~spamflow_hss.linked_domains.linked_domains`)
-    of that cluster and the host's domain (0 if none)."""
+    of its pages (0 if none; ties: the cluster of its page with the smallest doc_id), the
+    fraction of its pages in clusters spanning 2+ domains, and ``linked``
+    (:func:`~spamflow_hss.linked_domains.linked_domains`) of that cluster and the host's
+    domain (0 if none)."""
     linked = linked or {}
     acc: dict[tuple[str, str], list[Any]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for snapshot, host, domain, cid, size, doms in zip(*(assignment.column(c).to_pylist() for c in (
