@@ -73,10 +73,11 @@ def test_scores_schema_labels_and_evidence(stages):
         kind = truth["hosts"][r["host"]]["kind"]
         if kind == "quilt":  # the quilt detector fired, naming the quilted pages and their sources
             assert ev["detectors"]["quilt"]["quilted_pages"] > 0 and ev["detectors"]["quilt"]["quilted"][0]["sources"]
-        if kind == "honest":  # the demo's quilt detector flags exactly the planted pages (docs/demo.md)
-            assert "quilt" not in ev["detectors"]
-        if kind == "linkfarm":  # its HSS template cluster spans many domains
-            assert ev["detectors"]["hss"]["largest_cluster_domains"] >= 3
+        if kind == "honest":  # the demo's quilt detector flags exactly the planted pages (docs/demo.md);
+            # HSS fires on template networks, not on the honest sites' shared themes (docs/fired.md)
+            assert "quilt" not in ev["detectors"] and "hss" not in ev["detectors"]
+        if kind == "linkfarm":  # its HSS template cluster spans its 15 domains, which link to each other
+            assert ev["detectors"]["hss"]["linked_cluster_domains"] == ev["detectors"]["hss"]["largest_cluster_domains"] == 15
         for feature, _value, contribution in ev["top_features"]:
             assert "." in feature and contribution != 0
 

@@ -68,6 +68,17 @@ def test_host_features_and_outputs_in_run_json(demo_run):
     for row in hosts:
         if row["host"] in truth["linkfarm"]["hosts"][row["snapshot"]]:
             assert row["multi_domain_fraction"] == 1.0 and row["largest_cluster_domains"] == 15
+            # the farm's pages link to each other and to the promoted site: all 15 domains are one network
+            assert row["linked_cluster_domains"] == 15
+    kind = {h: v["kind"] for h, v in truth["hosts"].items()}
+    # HSS fires (linked_cluster_domains 3+, docs/fired.md) on the farm only: the honest sites'
+    # themes span 3-5 domains (the old rule fired on 24 honest rows) but their links go to
+    # honest sites of any template; the spin blogs' clusters span 8-9 domains linking only the
+    # promoted site
+    fired = {(r["snapshot"], r["host"]) for r in hosts if r["linked_cluster_domains"] > 2}
+    assert {k for k in fired if kind[k[1]] != "linkfarm"} == set()
+    assert sum(kind[r["host"]] == "honest" and r["largest_cluster_domains"] > 2 for r in hosts) == 24
+    assert len(fired) == sum(len(farm) for farm in truth["linkfarm"]["hosts"].values()) == 30
     pages = pq.read_table(outputs["page_clusters"])
     assert sum(r["pages"] for r in hosts) == pages.num_rows == stages["parse"]["counts"]["pages"]
 

@@ -76,6 +76,8 @@ def test_host_table_has_every_host_and_the_planted_spam_fires(stages, report):
             assert "hss" in fired[(snapshot, host)], host
     honest = {h for h, v in truth["hosts"].items() if v["kind"] == "honest"}
     assert not any("quilt" in f for (snap, host), f in fired.items() if host in honest)
+    # nor HSS: the honest themes span 3+ domains, but their sites do not link mostly to each other
+    assert not any("hss" in f for (snap, host), f in fired.items() if host in honest)
     # the demo runs the classifier: the highest spam scores come first (hosts it did not
     # score, the training snapshot's, after them)
     scores = [float(r.find_all("td")[header.index("score")].text or -1) for r in rows]

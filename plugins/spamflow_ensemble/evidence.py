@@ -22,14 +22,15 @@ FiringRule = tuple[str, float]
 
 FIRED: dict[str, FiringRule] = {
     "quilt": ("quilted_pages", 0.0),
-    "hss": ("largest_cluster_domains", 2.0),
+    "hss": ("linked_cluster_domains", 2.0),
     "spin": ("campaign_pages", 0.0),
     "ids": ("affiliate_network_domains", 1.0),
 }
 """The built-in detectors' rules as they declare them (their first evidence feature,
 :func:`firing_rules`), for a table that comes without declarations (``--table``, a run made
-before them): quilted pages; an HSS cluster (one HTML template) spanning three or more
-registered domains (two are common among honest sites: a shared CMS theme); pages in a spin
+before them): quilted pages; an HSS template network (three or more registered domains of the
+host's HTML-template cluster, joined by their links, each linking mostly inside the cluster:
+a theme shared by unrelated sites is not one); pages in a spin
 campaign (campaigns span at least spin's ``min_domains`` registered domains and hold no error
 or boilerplate-only page; being a promoted site is a feature, ``is_promoted``, not a firing);
 a network of shared link-borne operator ids spanning two or more registered domains (ids'

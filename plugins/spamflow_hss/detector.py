@@ -31,6 +31,7 @@ from spamflow_hss.fingerprint_table import (
     page_parts,
     read_fingerprints,
 )
+from spamflow_hss.linked_domains import cluster_links, linked_domains
 from spamflow_hss.params import HSSParams
 from spamflow_hss.probing import ProbeStats, cluster_fingerprints, p_miss
 
@@ -54,21 +55,24 @@ HOST_SCHEMA = host_schema(
     pa.field("largest_cluster_size", pa.int64(), nullable=False),
     pa.field("largest_cluster_domains", pa.int64(), nullable=False),
     pa.field("multi_domain_fraction", pa.float64(), nullable=False),
+    pa.field("linked_cluster_domains", pa.int64(), nullable=False),
 )
 
 
 class HSSDetector(Detector):
     name = "hss"
-    version = "1"
+    version = "2"  # 2: linked_cluster_domains, the firing feature (was largest_cluster_domains)
     description = ("Urvoy et al.'s Hidden Style Similarity: min-sampling fingerprints of the HTML noise and "
                    "probe/check clustering of pages made from one template, across domains.")
     Params = HSSParams
     host_tables = (PerHostTable("hosts", (
         HostFeature("pages", "pages of the host"),
         HostFeature("largest_cluster_size", "pages in the largest cluster holding one of the host's pages"),
-        HostFeature("largest_cluster_domains", "domains of the host's largest cluster (fired: 3+)", evidence=True,
-                    above=2),
-        HostFeature("multi_domain_fraction", "fraction of the host's pages in clusters over 2+ domains"))),)
+        HostFeature("largest_cluster_domains", "domains of the host's largest cluster"),
+        HostFeature("multi_domain_fraction", "fraction of the host's pages in clusters over 2+ domains"),
+        HostFeature("linked_cluster_domains", "domains of the host's largest cluster that link mostly inside it, "
+                    "tied to the host's domain by those links (fired: 3+; linked_domains.py)", evidence=True,
+                    above=2))),)
     requires = ("parse",)
     uses_mapreduce = True  # engine: mapreduce (or auto above mapreduce_above pages, or on a cluster runner)
 
@@ -126,7 +130,8 @@ class HSSDetector(Detector):
             for cluster in clusters:
                 fh.write(json.dumps(cluster) + "\n")
         pq.write_table(assignment, ctx.outdir / "page_clusters.parquet")
-        pq.write_table(host_features(assignment), ctx.outdir / "hosts.parquet")
+        pq.write_table(host_features(assignment, linked_domains(cluster_links(parts, assignment))),
+                       ctx.outdir / "hosts.parquet")
         (ctx.outdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         counts["clusters"] = len(clusters)
         counts["clustered_pages"] = sum(c["size"] for c in clusters)
@@ -267,19 +272,23 @@ def _assignment(table: pa.Table, clusters: list[dict[str, Any]],
                                                                            ("doc_id", "ascending")])
 
 
-def host_features(assignment: pa.Table) -> pa.Table:
+def host_features(assignment: pa.Table, linked: Mapping[tuple[int, str], int] | None = None) -> pa.Table:
     """Per (snapshot, host): pages, size and domain count of the largest cluster holding one
-    of its pages (0 if none), and the fraction of its pages in clusters spanning 2+ domains."""
-    acc: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for snapshot, host, cid, size, doms in zip(*(assignment.column(c).to_pylist() for c in (
-            "snapshot", "host", "cluster_id", "cluster_size", "cluster_domains"))):
+    of its pages (0 if none; ties: the cluster of its page with the smallest doc_id), the
+    fraction of its pages in clusters spanning 2+ domains, and ``linked``
+    (:func:`~spamflow_hss.linked_domains.linked_domains`) of that cluster and the host's
+    domain (0 if none)."""
+    linked = linked or {}
+    acc: dict[tuple[str, str], list[Any]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    for snapshot, host, domain, cid, size, doms in zip(*(assignment.column(c).to_pylist() for c in (
+            "snapshot", "host", "domain", "cluster_id", "cluster_size", "cluster_domains"))):
         entry = acc[(snapshot, host)]
         entry[0] += 1
         if cid is not None:
             if size > entry[1]:
-                entry[1], entry[2] = size, doms
+                entry[1], entry[2], entry[4] = size, doms, linked.get((cid, domain), 0)
             entry[3] += doms > 1
     rows = [{"snapshot": s, "host": h, "pages": e[0], "largest_cluster_size": e[1],
-             "largest_cluster_domains": e[2], "multi_domain_fraction": e[3] / e[0]}
+             "largest_cluster_domains": e[2], "multi_domain_fraction": e[3] / e[0], "linked_cluster_domains": e[4]}
             for (s, h), e in sorted(acc.items())]
     return pa.Table.from_pylist(rows, schema=HOST_SCHEMA)

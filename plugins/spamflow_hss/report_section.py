@@ -216,10 +216,11 @@ def spamflow_report_evidence(stage: str, record: dict[str, Any], max_items: int)
 def spamflow_report_host_columns(stage: str) -> HostColumns | None:
     if stage != STAGE:
         return None
-    # 3+, as the ensemble's evidence (spamflow_ensemble.evidence.FIRED): two domains sharing a
-    # template are common among honest sites (one CMS theme); docs/fired.md
-    return HostColumns(("largest_cluster_domains", "multi_domain_fraction"),
-                       FiredRule("largest_cluster_domains", 2, "a cluster over 3+ domains"))
+    # as the ensemble's evidence (spamflow_ensemble.evidence.FIRED): a template shared by 3+
+    # domains that link mostly to each other, not a theme shared by unrelated sites; docs/fired.md
+    return HostColumns(("linked_cluster_domains", "largest_cluster_domains", "multi_domain_fraction"),
+                       FiredRule("linked_cluster_domains", 2, "a template network: 3+ domains of one cluster "
+                                 "linking mostly to each other"))
 
 
 @hookimpl
