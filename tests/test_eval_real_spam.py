@@ -32,7 +32,7 @@ def _clough_documents() -> tuple[tuple[str, ...], ...]:
     return tuple(docs[:40])
 
 
-@pytest.mark.slow  # ~20 s of CPU: the trafilatura archive is one 146 MB xz stream
+@pytest.mark.slow  # ~5 s: the first pages of the 146 MB trafilatura xz stream, the real kit
 def test_tiny_corpus_is_as_built(tmp_path, monkeypatch):
     for part in ("doorway-spam-gambling", "html-trafilatura-eval", "html-mozilla-readability",
                  "html-article-extraction-benchmark", "pan13-text-alignment-no-obfuscation-subset"):
