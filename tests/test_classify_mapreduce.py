@@ -1,6 +1,7 @@
 """Scoring every host with the map-only job mr_score: the same scores as the in-process
 scoring (within 1e-12: BLAS may sum a block's products in another order) on the inline and
-local runners, from the classify stage and from ``spamflow score``."""
+local runners, from the classify stage and from ``spamflow score`` (on the inline runner: the
+local runner's tasks, each importing scikit-learn to load the model, are tested on the job itself)."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ def test_spamflow_score_runs_the_job_when_asked(model, tmp_path):
     for engine in ("memory", "mapreduce"):
         out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "score", "--table",
                               str(tmp_path / "table.parquet"), "-m", str(path), "-o", str(tmp_path / f"{engine}.parquet"),
-                              "--engine", engine, "--runner", "local"], capture_output=True, text=True, timeout=600)
+                              "--engine", engine, "--runner", "inline"], capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stdout + out.stderr
         scores[engine] = pq.read_table(tmp_path / f"{engine}.parquet").to_pylist()
     assert_close(scores["mapreduce"], scores["memory"], atol=1e-12, where="spamflow score")

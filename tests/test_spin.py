@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
 import re
-import shutil
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
@@ -384,22 +382,8 @@ def test_candidate_jobs_name_a_bad_line(tmp_path):
         find_candidates(lines, tmp_path / "w", threshold=0.5, max_pages=10, min_shared=1, runner="inline")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
-                    reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
-@pytest.mark.slow
-def test_candidate_pairs_spark_local_mode(tmp_path, monkeypatch):
-    """The pair job, side file included, on Spark (the frequency job inline, to spare a JVM start)."""
-    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
-    docs = _random_sets(10, n_docs=50)
-    t, k = 0.6, 3
-    inline, _ = _candidates(docs, tmp_path, t, "inline", k=k)
-    out = run_job(MRCandidatePairs, [tmp_path / "imm.tsv"], tmp_path / "spark.tsv", runner="spark",
-                  runner_args=("--spark-master", "local[2]"),
-                  args=["--threshold", repr(t), "--max-pages", "10000", "--min-shared", str(k),
-                        "--frequencies", str(tmp_path / "inline" / "frequencies.tsv")])
-    pairs = {tuple(map(int, line.split("\t")[0].split())) for line in out.read_text().splitlines()
-             if not line.startswith("#")}
-    assert pairs == inline and _brute_force(docs, t) <= pairs
+# The pair job with its side file on Spark local[2]: tests/test_spin_mapreduce.py runs it there with
+# the other two jobs, against the in-memory engine (whose pairs these tests hold to the brute force).
 
 
 # ---------------------------------------------------------------- find_spin end to end, against exhaustive comparison
