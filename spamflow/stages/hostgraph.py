@@ -93,4 +93,5 @@ class HostGraphStage(Stage):
                   **{f"bad_{k}": v for k, v in sorted(graph.bad.counts.items())}}
         return StageResult(outputs={"nodes": "nodes.parquet", "edges": "edges.npz", "bad_lines": "bad_lines.jsonl"},
                            counts=counts, details={"snapshot": params.snapshot},
-                           bad_records=[{**e, "record": f"{e['file']}:{e['line']}"} for e in graph.bad.examples])
+                           bad_records=[{**e, "record": f"{e['file']}:{e['line']}"} for e in graph.bad.examples],
+                           bad_records_total=bad_total)
