@@ -86,7 +86,8 @@ def join_sources(key: str, values, vertices: str, edges: str):
     """Step 1's reduce at a vertex id: its host, and its out-edges sent to their targets."""
     from spamflow.hostgraph_files import duplicate_vertex, unknown_vertex
 
-    found, out = [], []
+    found: list[list] = []
+    out: list[list] = []
     for value in values:
         (found if value[0] == "v" else out).append(value)
     vid = key[1:]

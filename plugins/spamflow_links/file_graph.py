@@ -94,9 +94,9 @@ class FileGraph:
         columns = {name: np.zeros(self.n) for name in COLUMNS}
         with open(out, encoding="utf-8") as fh:
             for line in fh:
-                node, *row = line.rstrip("\n").split("\t")
-                for name, value in zip(COLUMNS, row):
-                    columns[name][int(node)] = float(value)
+                fields = line.rstrip("\n").split("\t")
+                for name, value in zip(COLUMNS, fields[1:]):
+                    columns[name][int(fields[0])] = float(value)
         out.unlink()
         return columns
 

@@ -90,7 +90,6 @@ class HostGraphStage(Stage):
             outputs = {"nodes": "nodes.parquet", "adjacency": "adjacency.txt"}
         else:
             graph = read_text_graph(params.vertices.path, params.edges.path, params.format, params.reversed_names)
-            self._check(graph.bad, ctx)
             matrix, edge_counts = adjacency(len(graph.hosts), graph.sources, graph.targets)
             pq.write_table(pa.table({"node": pa.array(np.arange(len(graph.hosts)), pa.int64()),
                                      "host": pa.array(graph.hosts, pa.string()),
