@@ -53,10 +53,12 @@ def build_with_mapreduce(vertices: str, edges: str, fmt: str, reversed_names: bo
                       runner_args=settings.runner_args,
                       args=["--format", fmt, "--reversed-names", "yes" if flip else "no", "--vertices", vertices,
                             "--edges", edges, "--block-lines", str(block_lines)])
-        return _split_output(out, outdir)
+        return split_output(out, outdir)
 
 
-def _split_output(job_output: Path, outdir: Path) -> BuiltGraph:
+def split_output(job_output: Path, outdir: Path) -> BuiltGraph:
+    """The job's node lines into ``outdir``'s ``adjacency.txt`` and ``nodes.parquet``, a line
+    at a time; its ``!count`` and ``!bad`` lines as counts and bad lines."""
     counts: dict[str, int] = {}
     bad = BadLines()
     batch: dict[str, list[Any]] = {"node": [], "host": [], "domain": []}

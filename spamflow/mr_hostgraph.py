@@ -14,7 +14,8 @@ the same bad lines).  Steps (keys ``i<id>``: a vertex id, ``h<host>``: a host na
 2. reduce at ``i<to>``: an edge to an unknown id is bad, a self-link counted, the others sent
    to both hosts (``o``: out, ``i``: in);
 3. reduce at ``h<host>``: distinct neighbours (repeats counted), the host's first vertex line
-   (its place in the vertex file) sent to its numbering block ``b<line // BLOCK_LINES>``;
+   (its place in the vertex file) sent to its numbering block ``b<line // BLOCK_LINES>``
+   (zero-padded);
 4. reduce at a block: how many hosts it has, to ``#``;
 5. reduce at ``#``: each block's first node id (the hosts before it);
 6. reduce at a block: node id = block start + rank of the host's line in the block, so nodes
@@ -130,8 +131,10 @@ def join_targets(key: str, values, edges: str):
         yield COUNT, {"edge_lines": known, "self_links": self_links}
 
 
-def host_neighbours(key: str, values, block_lines: int):
-    """Step 3's reduce at a host: its distinct neighbours, and its line sent to its block."""
+def host_neighbours(key: str, values, block_of):
+    """Step 3's reduce at a host: its distinct neighbours, and its place (its first vertex
+    line: ``n`` values) sent to its numbering block, ``block_of(place)``: a string, blocks
+    in the order of their strings."""
     lines, out, into = [], [], set()
     for value in values:
         if value[0] == "n":
@@ -144,7 +147,7 @@ def host_neighbours(key: str, values, block_lines: int):
     yield COUNT, {"vertices_same_host": len(lines) - 1, "repeated_edges": len(out) - len(distinct),
                   "edges": len(distinct)}
     first = min(lines)
-    yield f"b{first // block_lines}", [first, key[1:]]
+    yield f"b{block_of(first)}", [first, key[1:]]
     yield key, ["r", distinct, sorted(into)]
 
 
@@ -154,11 +157,11 @@ def block_size(key: str, values):
     for value in values:
         members += 1
         yield key, value
-    yield "#", [int(key[1:]), members]
+    yield "#", [key[1:], members]
 
 
 def block_starts(values):
-    """Step 5's reduce at ``#``: the first node id of every block."""
+    """Step 5's reduce at ``#``: the first node id of every block (blocks in string order)."""
     start = 0
     for block, members in sorted(values):
         yield f"b{block}", ["@", start]
@@ -231,6 +234,11 @@ class MRHostGraphBuild(MRJob):
             return self.reduce(step, key, values)
         return reducer
 
+    def block_of(self, line: int) -> str:
+        """Numbering blocks of ``--block-lines`` vertex lines, zero-padded so that their
+        strings sort as their numbers."""
+        return f"{line // self.options.block_lines:012d}"
+
     def parse(self, _, task):
         yield from parse_file(task, self.options.format, self.options.reversed_names == "yes")
 
@@ -267,7 +275,7 @@ class MRHostGraphBuild(MRJob):
         if step == 2 and key.startswith("i"):
             return join_targets(key, values, o.edges)
         if step == 3:
-            return host_neighbours(key, values, o.block_lines)
+            return host_neighbours(key, values, self.block_of)
         if step == 4 and key.startswith("b"):
             return block_size(key, values)
         if step == 5 and key == "#":

@@ -20,6 +20,7 @@ import pytest
 import scipy.sparse as sp
 
 from spamflow.detector import RunSettings
+from spamflow.domains import registered_domain
 from spamflow.hostgraph_build import build_with_mapreduce
 from spamflow.hostgraph_files import KEPT_EXAMPLES, read_text_graph
 from spamflow.stages.hostgraph import adjacency
@@ -154,3 +155,22 @@ def test_a_graph_in_a_file_teleports_only_uniformly_or_to_its_seeds(tmp_path):
     assert np.allclose(graph.walk(False).u(np.array([1.0, 0, 0])), matrix.T @ np.array([0.5, 0, 0]))
     with pytest.raises(ValueError, match="trust seeds"):
         graph.walk(False).u(np.array([0.0, 1.0, 0]))
+
+
+def test_the_domain_graph_job_equals_the_in_memory_grouping(tmp_path):
+    from spamflow_links.file_graph import domain_graph
+    from spamflow_links.hostgraph_input import by_domain
+
+    hosts, edges = pajek_host_edges(shared_data("web-graphs-small", "kleinberg-epa.net.gz"))
+    vertices, edge_file = write_cc_webgraph(hosts, edges, tmp_path)
+    graph = read_text_graph(str(vertices), str(edge_file))
+    matrix, _ = adjacency(len(graph.hosts), graph.sources, graph.targets)
+    want, names, inside = by_domain(matrix, [registered_domain(h) for h in graph.hosts])
+    built_hosts = tmp_path / "hosts"
+    built_hosts.mkdir()
+    build_with_mapreduce(str(vertices), str(edge_file), "cc-webgraph", None, built_hosts, RunSettings(runner="inline"))
+    built = domain_graph(built_hosts / "nodes.parquet", built_hosts / "adjacency.txt", tmp_path / "domains")
+    got_names, got_edges = _built(tmp_path / "domains")
+    assert got_names == names  # numbered in name order, as by_domain numbers them
+    assert got_edges == {(names[a], names[b]) for a, b in zip(*want.nonzero())}
+    assert built.counts["edges_inside_domains"] == inside > 0 and built.counts["edges"] == want.nnz

@@ -12,8 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
+from spamflow.errors import SpamflowError
+from spamflow.hostgraph_build import BuiltGraph, split_output
 from spamflow.mr import run_job
+from spamflow.mr.driver import package_zip
+from spamflow_links.mr_domain_graph import MRDomainGraph
 from spamflow_links.mr_node_stats import COLUMNS, MRNodeStats
 from spamflow_links.static_features import degree_columns, ratio
 
@@ -111,3 +116,28 @@ class FileGraph:
         s = self.neighbour_sums(values)
         mean = ratio(s["value_sum_in"], s["values_in"])
         return np.clip(ratio(s["value_squares_in"], s["values_in"]) - mean * mean, 0.0, None)
+
+
+def domain_graph(nodes: Path, adjacency: Path, outdir: Path, runner: str = "inline",
+                 runner_args: Sequence[str] = ()) -> BuiltGraph:
+    """The registered-domain graph of the host graph ``nodes.parquet`` + ``adjacency.txt``,
+    by one job (:mod:`spamflow_links.mr_domain_graph`), written as the same two files into
+    ``outdir``; its counts (``edges_inside_domains``, ``edges``, ``nodes``)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    source = outdir / "hosts-input.txt"
+    with open(source, "w", encoding="utf-8") as fh:
+        lines = adjacency_lines(adjacency)
+        for batch in pq.ParquetFile(nodes).iter_batches(columns=["node", "domain"]):
+            for node, domain in zip(batch.column("node").to_pylist(), batch.column("domain").to_pylist()):
+                line = next(lines, None)
+                if line is None or line[0] != node:
+                    raise SpamflowError(f"{adjacency}: line of node {line and line[0]} where {nodes} has node {node}: "
+                                        "the two files are not from the same build")
+                fh.write(f"{node}\t{domain}\t{line[1]}\t{line[2]}\n")
+    if runner != "inline":  # the job's steps 3-8 are spamflow's
+        runner_args = (*runner_args, "--py-files", str(package_zip("spamflow")))
+    out = run_job(MRDomainGraph, [source], outdir / "domains.txt", runner=runner, runner_args=runner_args)
+    source.unlink()
+    built = split_output(out, outdir)
+    out.unlink()
+    return built

@@ -18,10 +18,9 @@ import scipy.sparse as sp
 from pydantic import Field
 
 from spamflow.detector import Detector, DetectorParams, StageContext, StageResult
-from spamflow.errors import SpamflowError
 from spamflow.mr import Engine, use_mapreduce
 from spamflow.per_host import PerHostTable
-from spamflow_links.file_graph import FileGraph, adjacency_lines
+from spamflow_links.file_graph import FileGraph, adjacency_lines, domain_graph
 from spamflow_links.mapreduce import MapReduceRanks
 from spamflow_links.params import LinksParams
 from spamflow_links.static_features import STATIC_COLUMNS, static_features, walk_features
@@ -112,30 +111,34 @@ class LinksHostgraphDetector(Detector):
     def _run_from_file(self, ctx: StageContext, params: HostGraphLinksParams, outputs: dict[str, Path],
                        snapshot: str) -> StageResult:
         """The graph the ``hostgraph`` stage read by MapReduce, left in its file: every O(edges)
-        step a job, the host names streamed from ``nodes.parquet``, never all held."""
-        if params.nodes == "domain":
-            raise SpamflowError("links_hostgraph: nodes: domain needs the graph in memory (engine: memory), and this "
-                                "graph was read by MapReduce (input.hostgraph.engine); nodes: host runs on it")
-        nodes = pq.ParquetFile(outputs["nodes"])
-        n = nodes.metadata.num_rows
-        seeds = np.zeros(n, dtype=bool)
-        wanted = set(params.trust_seeds)
-        for batch in nodes.iter_batches(columns=["node", "host"]):
-            ids, hosts = batch.column("node").to_numpy(), batch.column("host").to_pylist()
-            seeds[ids[[h in wanted for h in hosts]]] = True
+        step a job (``nodes: domain``: the domain graph too), the names streamed from
+        ``nodes.parquet``, never all held."""
+        counts: dict[str, int] = {}
         with tempfile.TemporaryDirectory(prefix="work-", dir=ctx.outdir) as work:
-            graph = FileGraph(outputs["adjacency"], n, seeds, Path(work) / "stats", ctx.settings.runner,
-                              ctx.settings.runner_args)
+            nodes_path, adjacency = outputs["nodes"], outputs["adjacency"]
+            if params.nodes == "domain":
+                domains = Path(work) / "domains"
+                built = domain_graph(nodes_path, adjacency, domains, ctx.settings.runner, ctx.settings.runner_args)
+                counts["edges_inside_domains"] = built.counts.get("edges_inside_domains", 0)
+                nodes_path, adjacency = domains / "nodes.parquet", domains / "adjacency.txt"
+            nodes = pq.ParquetFile(nodes_path)
+            n = nodes.metadata.num_rows
+            seeds = np.zeros(n, dtype=bool)
+            wanted = set(params.trust_seeds)
+            for batch in nodes.iter_batches(columns=["node", "host"]):
+                ids, hosts = batch.column("node").to_numpy(), batch.column("host").to_pylist()
+                seeds[ids[[h in wanted for h in hosts]]] = True
+            graph = FileGraph(adjacency, n, seeds, Path(work) / "stats", ctx.settings.runner, ctx.settings.runner_args)
             solver = MapReduceRanks(Path(work) / "ranks", ctx.settings.runner, ctx.settings.runner_args)
             f = walk_features(graph.degree_features(), graph, graph, graph.in_variance, solver, alpha=params.alpha,
                               tol=params.tol, trust_seeds=seeds, exact_max_nodes=params.exact_max_nodes,
                               hll_log2_registers=params.hll_log2_registers, seed=params.seed)
-        edges = int(np.sum(f["outdegree"]))
-        counts = {**_seed_counts(n, edges, seeds, params.trust_seeds), "mapreduce_jobs": solver.jobs + graph.jobs}
-        with pq.ParquetWriter(ctx.outdir / "hosts.parquet", host_schema()) as out:
-            for batch in nodes.iter_batches(columns=["node", "host"]):
-                out.write_table(host_rows(snapshot, batch.column("host").to_pylist(),
-                                          batch.column("node").to_numpy(), f))
+            counts.update(_seed_counts(n, int(np.sum(f["outdegree"])), seeds, params.trust_seeds))
+            counts["mapreduce_jobs"] = solver.jobs + graph.jobs + (params.nodes == "domain")
+            with pq.ParquetWriter(ctx.outdir / "hosts.parquet", host_schema()) as out:
+                for batch in nodes.iter_batches(columns=["node", "host"]):
+                    out.write_table(host_rows(snapshot, batch.column("host").to_pylist(),
+                                              batch.column("node").to_numpy(), f))
         return StageResult(outputs={"hosts": "hosts.parquet"}, counts=counts)
 
 
