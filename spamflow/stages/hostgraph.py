@@ -74,7 +74,7 @@ def adjacency(n: int, sources: np.ndarray, targets: np.ndarray) -> tuple[sp.csr_
 
 class HostGraphStage(Stage):
     name = "hostgraph"
-    version = "1"
+    version = "2"  # 2: bad_records_total counts every bad line; a duplicate vertex's example text is id and host
     description = "Read a published host graph (cc-webgraph or a plain edge list) into a node table and a 0/1 matrix."
     Params = HostGraphParams
     requires = ()
