@@ -30,6 +30,7 @@ only pure functions of spamflow (parsing, registered domains).
 """
 
 import json
+from typing import Any
 
 from mrjob.job import MRJob
 from mrjob.protocol import RawValueProtocol
@@ -234,10 +235,10 @@ class MRHostGraphBuild(MRJob):
             return self.reduce(step, key, values)
         return reducer
 
-    def block_of(self, line: int) -> str:
-        """Numbering blocks of ``--block-lines`` vertex lines, zero-padded so that their
-        strings sort as their numbers."""
-        return f"{line // self.options.block_lines:012d}"
+    def block_of(self, place: Any) -> str:
+        """Numbering blocks of ``--block-lines`` vertex lines (``place``: a host's first line),
+        zero-padded so that their strings sort as their numbers."""
+        return f"{place // self.options.block_lines:012d}"
 
     def parse(self, _, task):
         yield from parse_file(task, self.options.format, self.options.reversed_names == "yes")

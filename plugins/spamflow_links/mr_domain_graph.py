@@ -16,6 +16,8 @@ numbering blocks, ids told to neighbours), with blocks of the names' first three
 characters, so block order and name order agree.  Output: the build's lines
 ``id<TAB>domain<TAB>domain<TAB>out ids<TAB>in ids`` and a ``!count`` line."""
 
+from typing import Any
+
 from spamflow.mr_hostgraph import COUNT, MRHostGraphBuild
 
 PREFIX = 3
@@ -62,8 +64,9 @@ class MRDomainGraph(MRHostGraphBuild):
     def configure_args(self):
         super(MRHostGraphBuild, self).configure_args()
 
-    def block_of(self, name: str) -> str:
-        return name[:PREFIX]
+    def block_of(self, place: Any) -> str:
+        """``place``: the domain's name; blocks of names with the same first characters."""
+        return str(place)[:PREFIX]
 
     def parse(self, _, line):
         yield from tell_domain(line)
