@@ -71,6 +71,12 @@ class HostGraphInput(_Section):
     """Host names written reversed (``com.example.www``); default: true for cc-webgraph."""
     snapshot: str = "hostgraph"
     """The label of the graph's rows (e.g. the release name)."""
+    engine: Literal["auto", "memory", "mapreduce"] = "auto"
+    """memory: read the graph in this process; mapreduce: in one mrjob job (no process holds
+    the edges); auto: mapreduce on a cluster runner or above ``mapreduce_above_bytes``."""
+    mapreduce_above_bytes: int = Field(2**30, ge=0)
+    """``engine: auto``: the edge file's stored size (bytes) above which the graph is read by
+    the MapReduce job."""
 
 
 class InputSection(_Section):

@@ -175,6 +175,9 @@ class StageResult:
     outputs: dict[str, str]
     counts: dict[str, int] = field(default_factory=dict)
     bad_records: list[dict[str, Any]] = field(default_factory=list)
+    bad_records_total: int | None = None
+    """How many bad records there were, when ``bad_records`` keeps only examples of them
+    (None: ``bad_records`` is every one)."""
     details: dict[str, Any] = field(default_factory=dict)
     """Anything else the stage wants on record in its ``stage.json`` (JSON values; written only
     when not empty), e.g. a parameter it chose from the data."""

@@ -51,6 +51,18 @@ class BadLines:
             self.examples.append({"kind": kind, "file": location, "line": line, "reason": why,
                                   "text": plain_reason(text, 120)})
 
+    def merge(self, counts: dict[str, int], examples: list[dict[str, Any]]) -> None:
+        """Add another part's counts and examples, keeping of each kind the examples of the
+        first lines (file, line): the ones a single reader would have kept, in any order of parts."""
+        for kind, n in counts.items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+        kept: dict[str, list[dict[str, Any]]] = {}
+        for example in sorted([*self.examples, *examples], key=lambda e: (e["kind"], e["file"], e["line"])):
+            of_kind = kept.setdefault(example["kind"], [])
+            if len(of_kind) < KEPT_EXAMPLES:
+                of_kind.append(example)
+        self.examples = [e for kind in sorted(kept) for e in kept[kind]]
+
 
 def _is_gzip(head: bytes) -> bool:
     return head[:2] == b"\x1f\x8b"
@@ -106,11 +118,10 @@ def _two_fields(line: str, fmt: str) -> list[str]:
     return line.split("\t") if fmt == "cc-webgraph" else line.split()
 
 
-def read_vertices(location: str, fmt: str, reversed_names: bool, bad: BadLines) -> tuple[np.ndarray, list[str]]:
-    """Vertex ids (int64, as given) and host names (un-reversed when ``reversed_names``)."""
-    ids: list[int] = []
-    hosts: list[str] = []
-    seen: set[int] = set()
+def vertex_lines(location: str, fmt: str, reversed_names: bool, bad: BadLines) -> Iterator[tuple[int, int, str]]:
+    """(line number, vertex id, host name: un-reversed when ``reversed_names``) of every well
+    formed vertex line; the others counted in ``bad``.  The one parser of vertex files, in this
+    process or in the MapReduce build's map tasks (``spamflow.mr_hostgraph``)."""
     for number, line in text_lines(location):
         if not line.strip():
             continue
@@ -123,14 +134,31 @@ def read_vertices(location: str, fmt: str, reversed_names: bool, bad: BadLines) 
         except ValueError:
             bad.add("vertex_id", location, number, line, f"vertex id {parts[0]!r} is not an integer")
             continue
+        name = parts[1].strip().lower().rstrip(".")
+        yield number, vid, unreverse(name) if reversed_names else name
+
+
+def read_vertices(location: str, fmt: str, reversed_names: bool, bad: BadLines) -> tuple[np.ndarray, list[str]]:
+    """Vertex ids (int64, as given) and host names (un-reversed when ``reversed_names``)."""
+    ids: list[int] = []
+    hosts: list[str] = []
+    seen: set[int] = set()
+    for number, vid, host in vertex_lines(location, fmt, reversed_names, bad):
         if vid in seen:
-            bad.add("vertex_duplicate", location, number, line, f"vertex id {vid} given again (the first is kept)")
+            bad.add("vertex_duplicate", location, number, f"{vid}\t{host}", duplicate_vertex(vid))
             continue
         seen.add(vid)
-        name = parts[1].strip().lower().rstrip(".")
         ids.append(vid)
-        hosts.append(unreverse(name) if reversed_names else name)
+        hosts.append(host)
     return np.asarray(ids, dtype=np.int64), hosts
+
+
+def duplicate_vertex(vid: int) -> str:
+    return f"vertex id {vid} given again (the first is kept)"
+
+
+def unknown_vertex(vid: int) -> str:
+    return f"no vertex has id {vid}"
 
 
 def _fast_block(block: bytes, lines: int, fmt: str) -> np.ndarray | None:
@@ -174,30 +202,37 @@ def _slow_block(first: int, block: bytes, fmt: str, location: str, bad: BadLines
     return np.asarray(pairs, dtype=np.int64).reshape(-1, 2), np.asarray(numbers, dtype=np.int64)
 
 
-def read_edges(location: str, fmt: str, ids: np.ndarray, bad: BadLines) -> tuple[np.ndarray, np.ndarray]:
-    """Edges as vertex positions (the index of each id in ``ids``): lines of two integer ids;
-    an id that no vertex line gave is a bad line (``edge_unknown_vertex``).  A block of lines
-    that are all well formed is parsed in bulk; a block with a bad line is read line by line."""
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    sources: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
+def edge_blocks(location: str, fmt: str, bad: BadLines) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """((n, 2) vertex ids, their n line numbers) of the well formed edge lines, a block of
+    lines at a time; the others counted in ``bad``.  A block of lines that are all well formed
+    is parsed in bulk; a block with a bad line is read line by line.  The one parser of edge
+    files, in this process or in the MapReduce build's map tasks (``spamflow.mr_hostgraph``)."""
     for first, block in line_blocks(location):
         lines = block.count(b"\n") + 1
         fast = _fast_block(block, lines, fmt)
         if fast is not None:
-            pairs, numbers = fast, np.arange(first, first + lines, dtype=np.int64)
+            yield fast, np.arange(first, first + lines, dtype=np.int64)
         else:
             pairs, numbers = _slow_block(first, block, fmt, location, bad)
-        if not len(pairs):
-            continue
+            if len(pairs):
+                yield pairs, numbers
+
+
+def read_edges(location: str, fmt: str, ids: np.ndarray, bad: BadLines) -> tuple[np.ndarray, np.ndarray]:
+    """Edges as vertex positions (the index of each id in ``ids``): lines of two integer ids;
+    an id that no vertex line gave is a bad line (``edge_unknown_vertex``)."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    sources: list[np.ndarray] = []
+    targets: list[np.ndarray] = []
+    for pairs, numbers in edge_blocks(location, fmt, bad):
         where = np.searchsorted(sorted_ids, pairs).clip(0, max(len(sorted_ids) - 1, 0))
         found = (sorted_ids[where] == pairs) if len(sorted_ids) else np.zeros_like(pairs, dtype=bool)
         ok = found.all(axis=1)
         for i in np.flatnonzero(~ok):
             missing = [int(v) for v, f in zip(pairs[i], found[i]) if not f]
             bad.add("edge_unknown_vertex", location, int(numbers[i]), f"{pairs[i, 0]}\t{pairs[i, 1]}",
-                    f"no vertex has id {missing[0]}")
+                    unknown_vertex(missing[0]))
         sources.append(order[where[ok, 0]])
         targets.append(order[where[ok, 1]])
     empty = np.zeros(0, dtype=np.int64)

@@ -13,6 +13,11 @@ paths of the stages' copies in the local cache, which is what commands hand to r
 A command that works outside the DAG (``spamflow quilt-sweep``, ``spamflow hss similar``) adds
 its entry with :func:`add_command_entry`, marked ``"command"``; a later run of the DAG keeps
 such an entry as long as the stages it was made from are still the run's (same signatures).
+
+``spamflow export`` records each export in the top-level list ``exports`` (:func:`add_export`:
+format, destination, schema version, rows written, the ``run_id`` of the run it exported);
+a later export to the same destination replaces its entry, and a later run of the DAG keeps
+the list (each entry names the run it exported, which may no longer be the current one).
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
         if record.get("details"):
             stages[name]["details"] = record["details"]
     stages.update(kept_command_entries(previous, plan))
-    return {
+    manifest = {
         "status": status,
         "spamflow_version": spamflow.__version__,
         "config": config_path,
@@ -75,6 +80,19 @@ def build_manifest(plan: dict[str, PlannedStage], *, status: str, started: float
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stages": stages,
     }
+    if (previous or {}).get("exports"):
+        manifest["exports"] = previous["exports"]  # type: ignore[index]
+    return manifest
+
+
+def add_export(workdir: str | Path, entry: dict[str, Any]) -> str | Path:
+    """Add ``entry`` (an export: ``format``, ``destination``, ``schema_version``, ``rows``,
+    ``run_id``, ...) to run.json's ``exports``, replacing an earlier export to the same
+    destination (its files were replaced); every other field is left as it is."""
+    manifest = read_manifest(workdir)
+    kept = [e for e in manifest.get("exports", []) if e.get("destination") != entry["destination"]]
+    manifest["exports"] = [*kept, entry]
+    return write_manifest(workdir, manifest)
 
 
 def kept_command_entries(previous: dict[str, Any] | None, plan: dict[str, PlannedStage]) -> dict[str, Any]:

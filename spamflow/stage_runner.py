@@ -224,7 +224,8 @@ def run_stage(stage: PlannedStage, upstream: dict[str, PlannedStage], settings: 
             "cpu_seconds": round(cpu_seconds_so_far() - cpu_started, 3),
             "mapreduce_applications": applications_started() - applications_before,
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "bad_records_total": len(result.bad_records),
+            "bad_records_total": (len(result.bad_records) if result.bad_records_total is None
+                                  else result.bad_records_total),
             "bad_records": result.bad_records[:BAD_RECORDS_IN_MANIFEST],
         }
         if result.details:

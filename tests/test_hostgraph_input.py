@@ -254,3 +254,23 @@ def test_the_graph_over_http_and_s3_gives_the_local_features(tmp_path, s3):
         server.server_close()
     assert tables["local"].num_rows == len(hosts)
     assert tables["http"].equals(tables["local"]) and tables["s3"].equals(tables["local"])
+
+
+@pytest.mark.slow
+def test_bad_records_total_counts_every_bad_line_not_only_the_kept_examples(tmp_path):
+    from spamflow.hostgraph_files import KEPT_EXAMPLES
+
+    bad_ids, bad_fields = 3 * KEPT_EXAMPLES, KEPT_EXAMPLES + 5  # more of each kind than are kept
+    (tmp_path / "v.txt").write_text("".join(f"{i}\tcom.host{i}.www\n" for i in range(10)))
+    lines = ["0\t1", "1\t2"] + [f"x{i}\t1" for i in range(bad_ids)] + ["1\t2\t3"] * bad_fields + ["2\t0"]
+    (tmp_path / "e.txt").write_text("\n".join(lines) + "\n")
+    out = _run(tmp_path, {"vertices": "v.txt", "edges": "e.txt"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    record = _stages(tmp_path)["hostgraph"]
+    assert record["counts"]["bad_edge_id"] == bad_ids and record["counts"]["bad_edge_fields"] == bad_fields
+    assert record["bad_records_total"] == bad_ids + bad_fields
+    examples = [json.loads(x) for x in Path(record["outputs"]["bad_lines"]).read_text().splitlines()]
+    assert len(examples) == 2 * KEPT_EXAMPLES  # the examples file keeps a bounded number, with file and line
+    assert {e["line"] for e in examples if e["kind"] == "edge_id"} == set(range(3, 3 + KEPT_EXAMPLES))
+    assert all(e["file"] == str(tmp_path / "e.txt") for e in examples)
+    assert record["counts"]["edges"] == 3

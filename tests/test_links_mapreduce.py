@@ -31,7 +31,8 @@ from spamflow_links.params import LinksParams
 from spamflow_links.ranks import Walk, power_iteration, rank_index
 from spamflow_links.static_features import STATIC_COLUMNS, MemoryRanks
 
-JOB_MODULES = ("spamflow_links.mr_host_edges", "spamflow_links.mr_rank_walk", "spamflow_links.mr_ball_step")
+JOB_MODULES = ("spamflow_links.mr_host_edges", "spamflow_links.mr_rank_walk", "spamflow_links.mr_ball_step",
+               "spamflow_links.mr_node_stats")
 TOL = 1e-9  # L1, per rank vector
 
 

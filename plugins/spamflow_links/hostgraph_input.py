@@ -20,9 +20,10 @@ from pydantic import Field
 from spamflow.detector import Detector, DetectorParams, StageContext, StageResult
 from spamflow.mr import Engine, use_mapreduce
 from spamflow.per_host import PerHostTable
+from spamflow_links.file_graph import FileGraph, adjacency_lines, domain_graph
 from spamflow_links.mapreduce import MapReduceRanks
 from spamflow_links.params import LinksParams
-from spamflow_links.static_features import STATIC_COLUMNS, static_features
+from spamflow_links.static_features import STATIC_COLUMNS, static_features, walk_features
 
 
 def _same(name: str) -> object:
@@ -76,8 +77,14 @@ class LinksHostgraphDetector(Detector):
         params = ctx.params
         assert isinstance(params, HostGraphLinksParams)
         graph = ctx.inputs["hostgraph"]
-        nodes = pq.read_table(graph["nodes"])
-        adjacency = sp.load_npz(graph["edges"]).tocsr()
+        snapshot = str(graph.params.get("snapshot", "hostgraph"))
+        if "adjacency" in graph.outputs and params.engine != "memory":
+            return self._run_from_file(ctx, params, graph.outputs, snapshot)
+        nodes = pq.read_table(graph["nodes"]).sort_by("node")
+        if "adjacency" in graph.outputs:  # read by MapReduce, small enough for memory all the same
+            adjacency = read_adjacency(graph["adjacency"], nodes.num_rows)
+        else:
+            adjacency = sp.load_npz(graph["edges"]).tocsr()
         names = nodes.column("host").to_pylist()
         counts: dict[str, int] = {}
         if params.nodes == "domain":
@@ -87,8 +94,7 @@ class LinksHostgraphDetector(Detector):
         for host in params.trust_seeds:
             if host in position:
                 seeds[position[host]] = True
-        counts.update({"nodes": len(names), "edges": int(adjacency.nnz), "trust_seeds": int(seeds.sum()),
-                       "trust_seeds_not_in_graph": len(set(params.trust_seeds)) - int(seeds.sum())})
+        counts.update(_seed_counts(len(names), int(adjacency.nnz), seeds, params.trust_seeds))
         with tempfile.TemporaryDirectory(prefix="work-", dir=ctx.outdir) as work:
             solver = None
             if use_mapreduce(params.engine, ctx.settings, size=int(adjacency.nnz), above=params.mapreduce_above_edges):
@@ -98,10 +104,69 @@ class LinksHostgraphDetector(Detector):
                                 seed=params.seed, progress=ctx.settings.progress, rank_weights="binary",
                                 solver=solver)
             counts["mapreduce_jobs"] = solver.jobs if solver is not None else 0
-        snapshot = str(graph.params.get("snapshot", "hostgraph"))
-        data: dict[str, pa.Array] = {"snapshot": pa.array([snapshot] * len(names), pa.string()),
-                                     "host": pa.array(names, pa.string())}
-        for column in STATIC_COLUMNS:
-            data[column] = pa.array(f[column], type=pa.float64(), from_pandas=True)
-        pq.write_table(pa.table(data), ctx.outdir / "hosts.parquet")
+        with pq.ParquetWriter(ctx.outdir / "hosts.parquet", host_schema()) as out:
+            out.write_table(host_rows(snapshot, names, np.arange(len(names)), f))
         return StageResult(outputs={"hosts": "hosts.parquet"}, counts=counts)
+
+    def _run_from_file(self, ctx: StageContext, params: HostGraphLinksParams, outputs: dict[str, Path],
+                       snapshot: str) -> StageResult:
+        """The graph the ``hostgraph`` stage read by MapReduce, left in its file: every O(edges)
+        step a job (``nodes: domain``: the domain graph too), the names streamed from
+        ``nodes.parquet``, never all held."""
+        counts: dict[str, int] = {}
+        with tempfile.TemporaryDirectory(prefix="work-", dir=ctx.outdir) as work:
+            nodes_path, adjacency = outputs["nodes"], outputs["adjacency"]
+            if params.nodes == "domain":
+                domains = Path(work) / "domains"
+                built = domain_graph(nodes_path, adjacency, domains, ctx.settings.runner, ctx.settings.runner_args)
+                counts["edges_inside_domains"] = built.counts.get("edges_inside_domains", 0)
+                nodes_path, adjacency = domains / "nodes.parquet", domains / "adjacency.txt"
+            nodes = pq.ParquetFile(nodes_path)
+            n = nodes.metadata.num_rows
+            seeds = np.zeros(n, dtype=bool)
+            wanted = set(params.trust_seeds)
+            for batch in nodes.iter_batches(columns=["node", "host"]):
+                ids, hosts = batch.column("node").to_numpy(), batch.column("host").to_pylist()
+                seeds[ids[[h in wanted for h in hosts]]] = True
+            graph = FileGraph(adjacency, n, seeds, Path(work) / "stats", ctx.settings.runner, ctx.settings.runner_args)
+            solver = MapReduceRanks(Path(work) / "ranks", ctx.settings.runner, ctx.settings.runner_args)
+            f = walk_features(graph.degree_features(), graph, graph, graph.in_variance, solver, alpha=params.alpha,
+                              tol=params.tol, trust_seeds=seeds, exact_max_nodes=params.exact_max_nodes,
+                              hll_log2_registers=params.hll_log2_registers, seed=params.seed)
+            counts.update(_seed_counts(n, int(np.sum(f["outdegree"])), seeds, params.trust_seeds))
+            counts["mapreduce_jobs"] = solver.jobs + graph.jobs + (params.nodes == "domain")
+            with pq.ParquetWriter(ctx.outdir / "hosts.parquet", host_schema()) as out:
+                for batch in nodes.iter_batches(columns=["node", "host"]):
+                    out.write_table(host_rows(snapshot, batch.column("host").to_pylist(),
+                                              batch.column("node").to_numpy(), f))
+        return StageResult(outputs={"hosts": "hosts.parquet"}, counts=counts)
+
+
+def _seed_counts(nodes: int, edges: int, seeds: np.ndarray, wanted: list[str]) -> dict[str, int]:
+    return {"nodes": nodes, "edges": edges, "trust_seeds": int(seeds.sum()),
+            "trust_seeds_not_in_graph": len(set(wanted)) - int(seeds.sum())}
+
+
+def host_schema() -> pa.Schema:
+    return pa.schema([("snapshot", pa.string()), ("host", pa.string()),
+                      *((column, pa.float64()) for column in STATIC_COLUMNS)])
+
+
+def host_rows(snapshot: str, names: list[str], ids: np.ndarray, f: dict[str, np.ndarray]) -> pa.Table:
+    """The rows of the nodes ``ids`` (named ``names``) of the feature columns ``f``."""
+    data: dict[str, pa.Array] = {"snapshot": pa.array([snapshot] * len(names), pa.string()),
+                                 "host": pa.array(names, pa.string())}
+    for column in STATIC_COLUMNS:
+        data[column] = pa.array(f[column][ids], type=pa.float64(), from_pandas=True)
+    return pa.table(data, schema=host_schema())
+
+
+def read_adjacency(path: Path, n: int) -> sp.csr_matrix:
+    """The 0/1 matrix of an ``adjacency.txt`` (small graphs: ``engine: memory``)."""
+    rows: list[int] = []
+    cols: list[int] = []
+    for node, out, _ in adjacency_lines(path):
+        targets = [int(t) for t in out.split(",")] if out else []
+        rows.extend([node] * len(targets))
+        cols.extend(targets)
+    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))

@@ -13,6 +13,7 @@ in the jobs.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from spamflow import storage
 from spamflow.errors import SpamflowError
 from spamflow.mr import run_job
 from spamflow.mr.driver import concrete_runner, package_zip
+from spamflow_links.file_graph import FileGraph, FileWalk
 from spamflow_links.hostgraph import HostGraph, graphs_from_records
 from spamflow_links.mr_ball_step import MRBallSteps
 from spamflow_links.mr_host_edges import MRHostEdges
@@ -61,6 +63,38 @@ def _edges_text(walk: sp.csr_matrix) -> list[str]:
     """Row i's ``target:weight`` pairs, the edges part of node i's record."""
     return [",".join(f"{j}:{w!r}" for j, w in zip(walk.indices[lo:hi].tolist(), walk.data[lo:hi].tolist()))
             for lo, hi in zip(walk.indptr[:-1].tolist(), walk.indptr[1:].tolist())]
+
+
+def _targets_text(a: sp.csr_matrix):
+    """(row i, its column indices joined by ``,``) of every row."""
+    for i, (lo, hi) in enumerate(zip(a.indptr[:-1].tolist(), a.indptr[1:].tolist())):
+        yield i, ",".join(map(str, a.indices[lo:hi].tolist()))
+
+
+@dataclass
+class MatrixWalk:
+    """What a rank walk's input needs of a walk matrix (row i: node i's weighted out-links)."""
+
+    matrix: sp.csr_matrix
+
+    @property
+    def n(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def out_weight(self) -> np.ndarray:
+        return np.asarray(self.matrix.sum(axis=1)).ravel()
+
+    def rows(self):
+        return enumerate(_edges_text(self.matrix))
+
+    def u(self, teleport: np.ndarray) -> np.ndarray:
+        """S v: what the teleport part of p sends each node."""
+        out_weight = self.out_weight
+        linked = out_weight > 0
+        spread = np.zeros(len(teleport))
+        spread[linked] = teleport[linked] / out_weight[linked]
+        return np.asarray(self.matrix.T @ spread).ravel()
 
 
 def _read_sizes(path: Path, n: int, steps: int) -> list[list[str]]:
@@ -196,29 +230,27 @@ class MapReduceRanks:
         source.unlink()
         return out
 
-    def _write_walk(self, walk: sp.csr_matrix, start: np.ndarray, teleport: np.ndarray, stop: int) -> Path:
+    def _write_walk(self, walk: MatrixWalk | FileWalk, start: np.ndarray, teleport: np.ndarray, stop: int) -> Path:
         """The rank walk's input: every node's record with y = ``start`` (J = 0), and the mass record."""
-        out_weight = np.asarray(walk.sum(axis=1)).ravel()
-        linked = out_weight > 0
-        spread = np.zeros(len(teleport))
-        spread[linked] = teleport[linked] / out_weight[linked]
-        u = np.asarray(walk.T @ spread).ravel()  # S v: what the teleport part of p sends each node
-        dangling_teleport = math.fsum(teleport[~linked].tolist())
+        u = walk.u(teleport)  # S v: what the teleport part of p sends each node
+        dangling_teleport = math.fsum(teleport[walk.out_weight <= 0].tolist())
         path = self._path()
         with open(path, "w", encoding="utf-8") as fh:
-            for i, edges in enumerate(_edges_text(walk)):
+            for i, edges in walk.rows():
                 fh.write(node_record(i, float(start[i]), float(teleport[i]), float(u[i]), edges) + "\n")
             fh.write(mass_record(0.0, 0, dangling_teleport, len(teleport), stop) + "\n")
         return path
 
     @staticmethod
-    def _walk(weights: sp.spmatrix, reverse: bool) -> sp.csr_matrix:
+    def _walk(weights: sp.spmatrix | FileGraph, reverse: bool) -> MatrixWalk | FileWalk:
+        if isinstance(weights, FileGraph):
+            return weights.walk(reverse)
         a = sp.csr_matrix(weights, dtype=np.float64)
         check_weights(a)
         walk = sp.csr_matrix(a.T) if reverse else a.copy()
         walk.eliminate_zeros()  # a zero weight is no link (the in-memory walk's products ignore it)
         walk.sort_indices()
-        return walk
+        return MatrixWalk(walk)
 
     def power_iteration(self, weights: sp.spmatrix, alpha: float, teleport: np.ndarray | None = None,
                         tol: float = 1e-10, reverse: bool = False) -> tuple[np.ndarray, int]:
@@ -226,7 +258,7 @@ class MapReduceRanks:
         same iterate (within rounding) at the same iteration, in at most three jobs
         (:func:`next_job_steps`)."""
         walk = self._walk(weights, reverse)
-        n = walk.shape[0]
+        n = walk.n
         if n == 0:
             return np.zeros(0), 0
         v = np.full(n, 1.0 / n) if teleport is None else np.asarray(teleport, np.float64) / float(np.sum(teleport))
@@ -269,7 +301,7 @@ class MapReduceRanks:
         """``ranks.truncated_pagerank``: x_{t+1} = S x_t + dangling(x_t) / N, x_1 .. x_max_t
         by one job of max_t steps whose nodes keep every x."""
         walk = self._walk(weights, False)
-        n = walk.shape[0]
+        n = walk.n
         if n == 0:
             return {t: np.zeros(0) for t in range(1, max_t + 1)}
         uniform = np.full(n, 1.0 / n)
@@ -288,16 +320,18 @@ class MapReduceRanks:
                 out[t] = np.clip(pr - head, 0.0, None)
         return out
 
-    def supporters(self, binary: sp.spmatrix, max_k: int, log2m: int, seed: int, exact: bool) -> dict[int, np.ndarray]:
+    def supporters(self, binary: sp.spmatrix | FileGraph, max_k: int, log2m: int, seed: int,
+                   exact: bool) -> dict[int, np.ndarray]:
         """``supporters_exact`` (``exact``) or ``supporters_hll``: one job of ``max_k`` steps
         whose nodes record their ball's size (count or registers) at every distance."""
-        a = sp.csr_matrix(binary, dtype=np.float64)
-        a.sort_indices()
-        n = a.shape[0]
+        if isinstance(binary, FileGraph):
+            n, targets = binary.n, binary.targets
+        else:
+            a = sp.csr_matrix(binary, dtype=np.float64)
+            a.sort_indices()
+            n, targets = a.shape[0], functools.partial(_targets_text, a)
         if n == 0:
             return {k: np.zeros(0, dtype=np.int64 if exact else np.float64) for k in range(1, max_k + 1)}
-        targets = [",".join(map(str, a.indices[lo:hi].tolist()))
-                   for lo, hi in zip(a.indptr[:-1].tolist(), a.indptr[1:].tolist())]
         kind = "exact" if exact else "hll"
         if exact:
             states = [str(i) for i in range(n)]
@@ -306,7 +340,7 @@ class MapReduceRanks:
             states = [regs[:, i].tobytes().hex() for i in range(n)]
         source = self._path()
         with open(source, "w", encoding="utf-8") as fh:
-            fh.writelines(f"{i}\t{states[i]}\t{targets[i]}\n" for i in range(n))
+            fh.writelines(f"{i}\t{states[i]}\t{out}\n" for i, out in targets())
         previous = self._ball_sizes(["1"] * n if exact else states, kind, log2m)  # ball_0(x) = {x}
         by_distance: list[list[str]] = []
         if max_k >= 1:

@@ -6,7 +6,8 @@ features (logs and ratios, :mod:`spamflow_links.transforms`). All vectorised ove
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -105,16 +106,26 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     Degrees and neighbourhoods use the 0/1 pattern; ranks use ``rank_matrix(rank_weights)``.
     ``solver`` walks the graph (default: in this process)."""
     weights = rank_matrix(adjacency, rank_weights)
-    ranks = MemoryRanks(progress) if solver is None else solver
     b = weights if rank_weights == "binary" else rank_matrix(adjacency, "binary")
     bt = sp.csr_matrix(b.T)
-    n = b.shape[0]
-    f = degree_features(b, bt)
+    return walk_features(degree_features(b, bt), weights, b, lambda pr: neighbour_mean_var(bt, pr)[1],
+                         MemoryRanks(progress) if solver is None else solver, alpha=alpha, tol=tol,
+                         trust_seeds=trust_seeds, exact_max_nodes=exact_max_nodes,
+                         hll_log2_registers=hll_log2_registers, seed=seed)
+
+
+def walk_features(f: dict[str, np.ndarray], weights: Any, binary: Any, in_variance: Callable[[np.ndarray], np.ndarray],
+                  ranks: RankSolver, *, alpha: float, tol: float, trust_seeds: np.ndarray | None,
+                  exact_max_nodes: int, hll_log2_registers: int, seed: int) -> dict[str, np.ndarray]:
+    """``f`` (:func:`degree_features`'s columns) with the ranks, supporters and ratios.  The
+    graph is only handed to ``ranks`` (``weights`` for the walks, ``binary`` for the supporters:
+    matrices, or what the solver takes instead) and read through ``in_variance`` (the variance
+    of a node value over each node's in-neighbours), so a solver may keep it out of memory."""
     indeg = f["indegree"]
+    n = len(indeg)
     pr = ranks.pagerank(weights, alpha, tol)
     f["pagerank"] = pr
-    _, f["prsigma"] = neighbour_mean_var(bt, pr)
-    f["prsigma"] = np.sqrt(f["prsigma"])
+    f["prsigma"] = np.sqrt(in_variance(pr))
     if trust_seeds is not None and np.any(trust_seeds):
         f["trustrank"] = ranks.pagerank(weights, alpha, tol, teleport=np.asarray(trust_seeds, dtype=np.float64))
     else:
@@ -122,7 +133,8 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
     for t, values in ranks.truncated_pagerank(weights, 4, alpha, pr).items():
         f[f"truncatedpagerank_{t}"] = values
     exact = n <= exact_max_nodes
-    support = {k: v.astype(np.float64) for k, v in ranks.supporters(b, 4, hll_log2_registers, seed, exact).items()}
+    support = {k: v.astype(np.float64) for k, v in ranks.supporters(binary, 4, hll_log2_registers, seed,
+                                                                      exact).items()}
     if not exact:
         support[1] = indeg
     for k in (2, 3, 4):
@@ -139,17 +151,21 @@ def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float =
 def degree_features(b: sp.csr_matrix, bt: sp.csr_matrix) -> dict[str, np.ndarray]:
     """In- and out-degree, reciprocity, the neighbours' mean degrees and assortativity of every
     node of the 0/1 graph ``b`` (``bt`` its transpose): one sparse product each."""
-    f: dict[str, np.ndarray] = {}
     outdeg = np.diff(b.indptr).astype(np.float64)
     indeg = np.diff(bt.indptr).astype(np.float64)
-    f["indegree"], f["outdegree"] = indeg, outdeg
     mutual = np.asarray(b.multiply(bt).sum(axis=1)).ravel()
-    f["reciprocity"] = ratio(mutual, outdeg)
-    f["avgin_of_out"] = ratio(b @ indeg, outdeg)
-    f["avgout_of_in"] = ratio(bt @ outdeg, indeg)
     degree = indeg + outdeg
-    f["assortativity"] = ratio(degree, ratio(b @ degree + bt @ degree, degree))
-    return f
+    return degree_columns(indeg, outdeg, mutual, b @ indeg, bt @ outdeg, b @ degree + bt @ degree)
+
+
+def degree_columns(indeg: np.ndarray, outdeg: np.ndarray, mutual: np.ndarray, in_of_out: np.ndarray,
+                   out_of_in: np.ndarray, neighbour_degrees: np.ndarray) -> dict[str, np.ndarray]:
+    """The degree features from their sums: ``mutual`` (links returned), the in-degrees of the
+    out-neighbours summed, the out-degrees of the in-neighbours summed, the degrees of both
+    (a node linked both ways counted twice)."""
+    return {"indegree": indeg, "outdegree": outdeg, "reciprocity": ratio(mutual, outdeg),
+            "avgin_of_out": ratio(in_of_out, outdeg), "avgout_of_in": ratio(out_of_in, indeg),
+            "assortativity": ratio(indeg + outdeg, ratio(neighbour_degrees, indeg + outdeg))}
 
 
 def with_ratios(f: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

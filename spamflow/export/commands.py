@@ -55,6 +55,21 @@ def export_run(manifest: dict[str, Any], out: Path, fmt: str, *, plugins: Any, d
     return counts
 
 
+def record_export(workdir: str, out: Path, fmt: str, counts: dict[str, Any]) -> None:
+    """The export's entry in run.json (``exports``): what was written where, from which run."""
+    import json
+    from datetime import UTC, datetime
+
+    from spamflow.manifest import add_export
+
+    described = json.loads((out / "export.json").read_text(encoding="utf-8"))
+    add_export(workdir, {"format": fmt, "destination": str(out.resolve()),
+                         "schema_version": described["schema_version"], "rows": counts,
+                         "run_id": described["run"]["run_id"],
+                         "description": str((out / "export.json").resolve()),
+                         "exported_at": datetime.now(UTC).isoformat(timespec="seconds")})
+
+
 def run_export(args: argparse.Namespace) -> int:
     from spamflow.config import load_config
     from spamflow.plan import plan_run
@@ -68,6 +83,7 @@ def run_export(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     out = Path(args.to)
     counts = export_run(manifest, out, args.format, plugins=plugins, dolma_id=args.dolma_id)
+    record_export(config.workdir_location, out, args.format, counts)
     print(", ".join(f"{k}={v}" for k, v in counts.items()) + f" in {time.perf_counter() - started:.1f} s",
           file=sys.stderr)
     print(f"export ({args.format}): {out} (schema: {out / 'export.json'})")

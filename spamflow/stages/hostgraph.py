@@ -5,12 +5,14 @@ neighbourhood features without any WARC (the links plugin's ``links_hostgraph`` 
 
 Outputs: ``nodes.parquet`` (node, host, domain: the host's registered domain, as the links
 stage groups hosts), ``edges.npz`` (the 0/1 adjacency, self-links and repeated edges dropped
-and counted) and ``bad_lines.jsonl`` (examples of the counted bad lines, with file and line)."""
+and counted) and ``bad_lines.jsonl`` (examples of the counted bad lines, with file and line).
+A graph read by the MapReduce job (``engine``: :mod:`spamflow.hostgraph_build`) has
+``adjacency.txt`` (node lines) instead of ``edges.npz``, since no process may hold it."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +22,9 @@ import scipy.sparse as sp
 from spamflow.detector import DetectorParams, Stage, StageContext, StageResult
 from spamflow.domains import registered_domain
 from spamflow.errors import BadInputError
-from spamflow.hostgraph_files import read_text_graph
+from spamflow.hostgraph_build import build_with_mapreduce
+from spamflow.hostgraph_files import BadLines, read_text_graph
+from spamflow.mr import Engine, use_mapreduce
 
 
 class HostGraphFile(DetectorParams):
@@ -38,6 +42,9 @@ class HostGraphParams(DetectorParams):
     format: str = "cc-webgraph"
     reversed_names: bool | None = None
     snapshot: str = "hostgraph"
+    engine: Engine = "auto"
+    mapreduce_above_bytes: int = 2**30
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above_bytes"})
 
 
 def file_identity(location: str, where: str = "<config>", key: str = "vertices") -> dict[str, Any]:
@@ -67,7 +74,7 @@ def adjacency(n: int, sources: np.ndarray, targets: np.ndarray) -> tuple[sp.csr_
 
 class HostGraphStage(Stage):
     name = "hostgraph"
-    version = "1"
+    version = "2"  # 2: bad_records_total counts every bad line; a duplicate vertex's example text is id and host
     description = "Read a published host graph (cc-webgraph or a plain edge list) into a node table and a 0/1 matrix."
     Params = HostGraphParams
     requires = ()
@@ -75,22 +82,35 @@ class HostGraphStage(Stage):
     def run(self, ctx: StageContext) -> StageResult:
         params = ctx.params
         assert isinstance(params, HostGraphParams)
-        graph = read_text_graph(params.vertices.path, params.edges.path, params.format, params.reversed_names)
-        bad_total = sum(graph.bad.counts.values())
-        if ctx.settings.strict and bad_total:
-            first = graph.bad.examples[0]
-            raise BadInputError(f"{first['file']}: line {first['line']}: {first['reason']}")
-        matrix, edge_counts = adjacency(len(graph.hosts), graph.sources, graph.targets)
-        pq.write_table(pa.table({"node": pa.array(np.arange(len(graph.hosts)), pa.int64()),
-                                 "host": pa.array(graph.hosts, pa.string()),
-                                 "domain": pa.array([registered_domain(h) for h in graph.hosts], pa.string())}),
-                       ctx.outdir / "nodes.parquet")
-        sp.save_npz(ctx.outdir / "edges.npz", matrix)
+        if use_mapreduce(params.engine, ctx.settings, size=params.edges.bytes or 0,
+                         above=params.mapreduce_above_bytes):
+            built = build_with_mapreduce(params.vertices.path, params.edges.path, params.format,
+                                         params.reversed_names, ctx.outdir, ctx.settings)
+            counts, bad = built.counts, built.bad
+            outputs = {"nodes": "nodes.parquet", "adjacency": "adjacency.txt"}
+        else:
+            graph = read_text_graph(params.vertices.path, params.edges.path, params.format, params.reversed_names)
+            matrix, edge_counts = adjacency(len(graph.hosts), graph.sources, graph.targets)
+            pq.write_table(pa.table({"node": pa.array(np.arange(len(graph.hosts)), pa.int64()),
+                                     "host": pa.array(graph.hosts, pa.string()),
+                                     "domain": pa.array([registered_domain(h) for h in graph.hosts], pa.string())}),
+                           ctx.outdir / "nodes.parquet")
+            sp.save_npz(ctx.outdir / "edges.npz", matrix)
+            counts, bad = {"nodes": len(graph.hosts), **graph.counts, **edge_counts}, graph.bad
+            outputs = {"nodes": "nodes.parquet", "edges": "edges.npz"}
+        self._check(bad, ctx)
         with open(ctx.outdir / "bad_lines.jsonl", "w", encoding="utf-8") as out:
-            for example in graph.bad.examples:
+            for example in bad.examples:
                 out.write(json.dumps(example) + "\n")
-        counts = {"nodes": len(graph.hosts), **graph.counts, **edge_counts,
-                  **{f"bad_{k}": v for k, v in sorted(graph.bad.counts.items())}}
-        return StageResult(outputs={"nodes": "nodes.parquet", "edges": "edges.npz", "bad_lines": "bad_lines.jsonl"},
-                           counts=counts, details={"snapshot": params.snapshot},
-                           bad_records=[{**e, "record": f"{e['file']}:{e['line']}"} for e in graph.bad.examples])
+        counts.update({f"bad_{k}": v for k, v in sorted(bad.counts.items())})
+        return StageResult(outputs={**outputs, "bad_lines": "bad_lines.jsonl"}, counts=counts,
+                           details={"snapshot": params.snapshot},
+                           bad_records=[{**e, "record": f"{e['file']}:{e['line']}"} for e in bad.examples],
+                           bad_records_total=sum(bad.counts.values()))
+
+    @staticmethod
+    def _check(bad: BadLines, ctx: StageContext) -> None:
+        """``strict``: the first bad line fails the stage."""
+        if ctx.settings.strict and bad.examples:
+            first = bad.examples[0]
+            raise BadInputError(f"{first['file']}: line {first['line']}: {first['reason']}")
