@@ -107,8 +107,9 @@ def test_features_of_a_graph_read_by_mapreduce_equal_the_in_memory_ones_and_netw
     write_cc_webgraph(hosts, edges, tmp_path)
     files = {"vertices": str(tmp_path / "vertices.txt.gz"), "edges": str(tmp_path / "edges.txt.gz")}
     seed = sorted(hosts)[7]
-    # alpha 0.5: the walks take ~35 steps instead of ~140 (inline steps cost ~1 s); the engines are compared
-    links = {"alpha": 0.5, "trust_seeds": [seed], "exact_max_nodes": 10000}
+    # alpha 0.2: the walks take ~15 steps instead of ~140 at 0.85 (each inline step costs ~1 s); the
+    # engines and networkx are compared at the same alpha, so it is the same check
+    links = {"alpha": 0.2, "trust_seeds": [seed], "exact_max_nodes": 10000}
     rows, stages = {}, {}
     for engine in ("memory", "mapreduce"):
         folder = tmp_path / engine
@@ -127,14 +128,16 @@ def test_features_of_a_graph_read_by_mapreduce_equal_the_in_memory_ones_and_netw
     for name in columns:
         a = np.array([rows["memory"][h][name] for h in hosts], dtype=float)  # None (missing) is NaN
         b = np.array([rows["mapreduce"][h][name] for h in hosts], dtype=float)
-        # fsum in the jobs, sparse products in memory: equal to ~1e-12 relative, logs of tiny ratios included
-        assert np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True), name
+        # fsum in the jobs, sparse products in memory: equal to ~1e-12 relative, logs of tiny ratios
+        # included (a neighbour variance within rounding of 0 is 0 on both: at alpha 0.2 many hosts'
+        # neighbours rank alike, and prsigma was 0 on one engine and 7e-12 on the other)
+        assert np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True), (name, float(np.nanmax(np.abs(a - b))))
     g = nx.DiGraph()
     g.add_nodes_from(hosts)
     g.add_edges_from(edges)
-    for name, want in (("pagerank", nx.pagerank(g, alpha=0.5, tol=1e-13)),
-                       ("cheirank", nx.pagerank(g.reverse(), alpha=0.5, tol=1e-13)),
-                       ("trustrank", nx.pagerank(g, alpha=0.5, tol=1e-13, personalization={seed: 1.0}))):
+    for name, want in (("pagerank", nx.pagerank(g, alpha=0.2, tol=1e-13)),
+                       ("cheirank", nx.pagerank(g.reverse(), alpha=0.2, tol=1e-13)),
+                       ("trustrank", nx.pagerank(g, alpha=0.2, tol=1e-13, personalization={seed: 1.0}))):
         assert max(abs(rows["mapreduce"][h][name] - v) for h, v in want.items()) < 1e-9, name
     for host in hosts:
         assert rows["mapreduce"][host]["indegree"] == g.in_degree(host)

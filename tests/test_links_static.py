@@ -69,3 +69,22 @@ def test_hyperloglog_counts_within_its_error():
         assert big.sum() > 500 and np.median(rel) < 0.065 and rel.max() < 0.4, k  # 1.04/sqrt(256) = 6.5 %
         layer_rel = np.abs(approx[k][big] - exact[k][big]) / exact[k][big]
         assert np.median(layer_rel) < 0.15, k  # a layer is a difference of two balls
+
+
+def test_a_neighbour_variance_within_rounding_is_zero_whichever_way_the_squares_are_summed():
+    """Neighbours that all rank alike have variance 0 whether the sums come from a sparse product
+    or from math.fsum (the MapReduce jobs); a real spread is numpy's population variance."""
+    import math
+
+    from spamflow_links.static_features import mean_var_of_sums
+
+    tied = np.full(7, 1 / 3218)
+    spread = np.array([1e-4, 3e-4, 2e-4, 7e-4])
+    for values in (tied, spread):
+        for sums, squares in ((values.sum(), (values * values).sum()),
+                              (math.fsum(values), math.fsum(values * values))):
+            mean, var = mean_var_of_sums(np.array([sums]), np.array([squares]), np.array([float(len(values))]))
+            assert mean[0] == pytest.approx(values.mean(), rel=1e-12)
+            assert var[0] == (0.0 if values is tied else pytest.approx(values.var(), rel=1e-9))
+    mean, var = mean_var_of_sums(np.array([0.0]), np.array([0.0]), np.array([0.0]))
+    assert np.isnan(mean[0]) and np.isnan(var[0])  # no neighbour: missing

@@ -70,7 +70,9 @@ def graphs_by_engine(pages: ds.Dataset, params: LinksParams, ctx: StageContext, 
 
 class LinksDetector(Detector):
     name = "links"
-    version = "5"  # 5: adds HitsAuth, HitsHub and ChangePPR to the temporal table, writes frozen.npz;
+    version = "6"  # 6: a neighbour variance within rounding of 0 is 0 (prsigma and the temporal
+    # variances agree across engines on ties: static_features.VARIANCE_ROUNDING);
+    # 5: adds HitsAuth, HitsHub and ChangePPR to the temporal table, writes frozen.npz;
     # 4: rank indices take values a rounding error apart as ties (by node id, as documented);
     # 3: adds the public set's transformed features (L_*, log_OP_*); 2: the ranks walk the 0/1 host graph, as
     # documented (1 walked page-link counts)

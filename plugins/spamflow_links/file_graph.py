@@ -20,7 +20,7 @@ from spamflow.mr import run_job
 from spamflow.mr.driver import package_zip
 from spamflow_links.mr_domain_graph import MRDomainGraph
 from spamflow_links.mr_node_stats import COLUMNS, MRNodeStats
-from spamflow_links.static_features import degree_columns, ratio
+from spamflow_links.static_features import degree_columns, mean_var_of_sums
 
 
 def adjacency_lines(path: Path) -> Iterator[tuple[int, str, str]]:
@@ -114,8 +114,7 @@ class FileGraph:
         """The (population) variance of ``values`` over each node's in-neighbours, as
         ``static_features.neighbour_mean_var``; NaN for a node without any."""
         s = self.neighbour_sums(values)
-        mean = ratio(s["value_sum_in"], s["values_in"])
-        return np.clip(ratio(s["value_squares_in"], s["values_in"]) - mean * mean, 0.0, None)
+        return mean_var_of_sums(s["value_sum_in"], s["value_squares_in"], s["values_in"])[1]
 
 
 def domain_graph(nodes: Path, adjacency: Path, outdir: Path, runner: str = "inline",

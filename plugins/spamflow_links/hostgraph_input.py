@@ -65,7 +65,7 @@ def by_domain(adjacency: sp.csr_matrix, domains: list[str]) -> tuple[sp.csr_matr
 
 class LinksHostgraphDetector(Detector):
     name = "links_hostgraph"
-    version = "1"
+    version = "2"  # 2: a neighbour variance within rounding of 0 is 0 (static_features.VARIANCE_ROUNDING)
     description = ("The links detector's static features (ranks, degrees, supporters, the Web Spam Challenge's "
                    "transformed link features) of every node of a published host graph (input.hostgraph).")
     Params = HostGraphLinksParams

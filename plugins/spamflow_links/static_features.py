@@ -35,9 +35,24 @@ def neighbour_mean_var(rows: sp.csr_matrix, values: np.ndarray) -> tuple[np.ndar
     valid = np.isfinite(values)
     v = np.where(valid, values, 0.0)
     count = b @ valid.astype(np.float64)
-    mean = ratio(b @ v, count)
-    var = np.clip(ratio(b @ (v * v), count) - mean * mean, 0.0, None)
-    return mean, var
+    return mean_var_of_sums(b @ v, b @ (v * v), count)
+
+
+VARIANCE_ROUNDING = 1e-11
+"""Below this fraction of the mean square, E[x²] - E[x]² is rounding, not spread: summing the
+squares in another order (sparse products here, ``math.fsum`` in the MapReduce jobs) moves it by
+~n·eps·E[x²], so a host whose neighbours all rank alike came out 0 on one engine and 7e-12
+(L_prsigma -25.6 against -50) on the other."""
+
+
+def mean_var_of_sums(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and population variance from the sums of values and of their squares over ``counts``
+    values (NaN where there are none); a variance within rounding of 0 is 0
+    (:data:`VARIANCE_ROUNDING`), so the engines agree on ties."""
+    mean = ratio(sums, counts)
+    mean_square = ratio(squares, counts)
+    var = mean_square - mean * mean
+    return mean, np.where(var <= VARIANCE_ROUNDING * mean_square, 0.0, var)
 
 
 def rank_matrix(adjacency: sp.spmatrix, rank_weights: Literal["binary", "counts"]) -> sp.csr_matrix:
