@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spamflow_content.batch_words import BatchWords
 from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
 from spamflow_content.text import STOP_WORDS_ARRAY
@@ -105,8 +106,13 @@ class WordCounter:
         """How far below its true count a kept count may be (0: exact)."""
         return self._summary.error
 
-    def add(self, flat_words: pa.Array) -> None:
-        part = count_words(flat_words)
+    def add(self, words: pa.Array | BatchWords) -> None:
+        """One batch's words: flat, or already encoded (its distinct words are counted)."""
+        if isinstance(words, BatchWords):
+            content = ~words.stop
+            self._summary.add(words.distinct.filter(pa.array(content)), words.counts()[content])
+            return
+        part = count_words(words)
         part = part.filter(pc.invert(pc.is_in(part["word"], value_set=STOP_WORDS_ARRAY)))
         self._summary.add(part["word"], part["n"])
 

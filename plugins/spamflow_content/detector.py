@@ -20,11 +20,12 @@ from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_content import bm25, temporal
 from spamflow_content import mapreduce as mapreduce_jobs
+from spamflow_content.batch_words import BatchWords, filled_lists
 from spamflow_content.corpus import CorpusStats, WordCounter, top_words
 from spamflow_content.host_features import host_features
 from spamflow_content.key_index import KeyIndex
 from spamflow_content.measures import TOP_K, PopularTerms
-from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_SCHEMA, filled_lists, measured_pages
+from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_SCHEMA, measured_pages
 from spamflow_content.page_batch import doc_keys as page_doc_keys
 from spamflow_content.params import ContentParams
 from spamflow_content.sampling import choose_sample, home_rank, in_degrees, normal_url
@@ -107,10 +108,10 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
         for batch in _batches(pages, ["snapshot", "host", "words"], sample_filter, n_sampled, "content: corpus words",
                               progress):
             table = pa.Table.from_batches([batch])
-            lists = filled_lists(table["words"])
-            words.add(pc.list_flatten(lists))
+            encoded = BatchWords(table["words"])  # one lookup per distinct word for both counts
+            words.add(encoded)
             doc = key_index.positions(page_doc_keys(table))
-            candidates.add(batch.num_rows, *bm25.term_occurrences(lists, doc))
+            candidates.add(batch.num_rows, *bm25.term_occurrences(encoded, doc))
         def words_again():  # only when the corpus outgrew the counter (corpus.WORD_CAPACITY words)
             for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words, recount",
                                   progress):
@@ -127,9 +128,10 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
     measured: list[pa.Table] = []
     for batch in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures", progress):
         table = pa.Table.from_batches([batch])
-        measured.append(measured_pages(table, popular))
+        encoded = BatchWords(table["words"])  # for the measures and the terms
+        measured.append(measured_pages(table, popular, encoded))
         doc = key_index.positions(page_doc_keys(table))
-        pairs.add(*bm25.term_occurrences(filled_lists(table["words"]), doc))
+        pairs.add(*bm25.term_occurrences(encoded, doc))
     term_counts = pairs.term_counts(kept)  # before the page table: their peaks need not add up
     del pairs
     flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
