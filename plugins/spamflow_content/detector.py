@@ -178,7 +178,7 @@ def _write_bm25(term_counts: TermCounts, hosts: list[str], snapshots: list[str],
             idf, avdl = np.array(stats.idf[stats.latest()]), stats.avdl[stats.latest()]
         idf_of[snapshot], avdl_of[snapshot] = [float(x) for x in idf], avdl
         weights = bm25.bm25_matrix(block, lengths, idf, avdl, params.k1, params.b)
-        # uncompressed: DEFLATE of the float weights took ~8 % of the stage's CPU for half the bytes
+        # uncompressed: DEFLATE of the float weights took ~8 % of the stage's CPU to save a third of the bytes
         sp.save_npz(folder / f"{snapshot}.npz", weights, compressed=False)
         outputs[f"bm25_{snapshot}"] = f"bm25/{snapshot}.npz"
         counts[f"bm25_nonzeros_{snapshot}"] = int(weights.nnz)
