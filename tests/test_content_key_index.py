@@ -40,6 +40,8 @@ def test_positions_are_index_in_with_first_occurrence_and_minus_one(kind):
     assert got.tolist() == pc.index_in(pa.array(values, typ), value_set=pa.array(keys, typ)).fill_null(-1).to_pylist()
     assert index.contains(pa.array(values, typ)).tolist() == [v is not None and v in keys for v in values]
     assert len(index) == len(keys)
+    few = values[:9] + [None]  # fewer values than keys: strings are looked up one by one, not by pc.index_in
+    assert index.positions(pa.array(few, typ)).tolist() == _brute(keys, few)
 
 
 def test_in_degrees_counts_links_from_other_pages_as_by_hand():

@@ -43,9 +43,15 @@ def test_top_words_are_exact_whatever_the_capacity(capacity, k):
         recounts.append(1)
         return iter(batches)
 
+    summary = counter.counts()
     assert counter.top(k, again=again) == _expected(pages, k)
     if capacity is not None and capacity < 1000:
-        assert counter.error > 0 and recounts == [1]  # the corpus has ~2,000 distinct words: it was cut
+        assert counter.error > 0  # the corpus has ~2,000 distinct words: it was cut
+        n, since = np.asarray(summary["n"]), np.asarray(summary["since"])
+        kth = np.sort(n)[-k] if len(n) >= k else 0
+        candidate = n + counter.error >= kth
+        # a second pass only when the k-th count is no bound or a candidate's count is not exact
+        assert recounts == ([1] if counter.error >= kth or since[candidate].any() else [])
     else:
         assert counter.error == 0 and recounts == []  # nothing cut: no second pass
 
@@ -63,12 +69,18 @@ def test_the_summary_keeps_the_misra_gries_bounds():
     kept = dict(zip(counter.counts()["word"].to_pylist(), counter.counts()["n"].to_pylist()))
     assert 0 < len(kept) <= capacity
     assert 0 < counter.error <= sum(truth.values()) / (capacity + 1)
+    since = dict(zip(counter.counts()["word"].to_pylist(), counter.counts()["since"].to_pylist()))
     for word, n in truth.items():
         if word in kept:
             assert n - counter.error <= kept[word] <= n
+            # held since the summary's error was `since`: it lost exactly error - since since then
+            assert kept[word] + counter.error - since[word] <= n <= kept[word] + counter.error
+            if since[word] == 0:
+                assert n == kept[word] + counter.error
         else:
             assert n <= counter.error
     assert not set(kept) & STOP_WORDS
+    assert 0 in since.values() and max(since.values()) > 0  # both kinds of key are checked
 
 
 def test_a_cut_summary_needs_the_pages_again():
@@ -87,6 +99,31 @@ def test_capacity_below_k_falls_back_to_counting_everything():
     for batch in batches:
         counter.add(batch)
     assert counter.top(40, again=lambda: iter(batches)) == _expected(pages, 40)
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_words_held_since_the_first_pages_need_no_recount(late):
+    """Frequent words seen from the first pages are held through every cut, so their counts
+    are exact and the ranking needs no second pass; a frequent word that first appears after
+    the summary was cut (``late``) may have lost occurrences before it entered, so its
+    candidates are recounted.  Both rank exactly."""
+    rng = np.random.default_rng(5)
+    frequent = [f"top{i}" for i in range(5)]
+    pages = [frequent + [f"rare{rng.integers(10**6)}" for _ in range(40)] for _ in range(200)]
+    if late:
+        pages += [["latecomer"] * 400] + [[f"rare{rng.integers(10**6)}" for _ in range(40)] for _ in range(10)]
+    batches = _batches(pages, size=20)
+    counter = WordCounter(capacity=300)
+    for batch in batches:
+        counter.add(batch)
+    recounts = []
+
+    def again():
+        recounts.append(1)
+        return iter(batches)
+
+    assert counter.top(5, again=again) == _expected(pages, 5)
+    assert counter.error > 0 and recounts == ([1] if late else [])
 
 
 @pytest.mark.parametrize("capacity", [5000, 50])

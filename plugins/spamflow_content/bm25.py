@@ -20,28 +20,33 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from spamflow_content.text import STOP_WORDS_ARRAY, stem_words
+from spamflow_content.batch_words import BatchWords
+from spamflow_content.text import stem_words
 
 
-def term_occurrences(lists: pa.ListArray, doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """The stemmed terms of one batch of pages, stop words removed: per occurrence its document
-    and its term (an index into the returned names, this batch's distinct terms).  Words are
-    stemmed once per batch and nothing is kept between batches: a corpus-wide word or term
-    index would grow with the whole vocabulary, most of it rare terms BM25 never uses."""
-    flat = pc.list_flatten(lists)
-    parent = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
-    keep = pc.invert(pc.is_in(flat, value_set=STOP_WORDS_ARRAY))
-    flat = flat.filter(keep)
-    docs = doc_of_page[parent[np.asarray(keep, dtype=bool)]]
-    if len(flat) == 0:
+def term_occurrences(words: BatchWords | pa.Array | pa.ChunkedArray,
+                     doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """The stemmed terms of one batch of pages (its ``words`` column, or already encoded), stop
+    words removed: per occurrence its document and its term (an index into the returned names,
+    this batch's distinct terms in first-occurrence order).  Words are stemmed once per batch
+    and nothing is kept between batches: a corpus-wide word or term index would grow with the
+    whole vocabulary, most of it rare terms BM25 never uses."""
+    if not isinstance(words, BatchWords):
+        words = BatchWords(words)
+    keep = ~words.stop[words.ids]
+    docs = doc_of_page[words.parent[keep]]
+    if len(docs) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), pa.array([], pa.string())
-    words = pc.dictionary_encode(flat)
-    stems = pc.dictionary_encode(pa.array(stem_words(words.dictionary.to_pylist()), pa.string()))
-    term_of_word = np.asarray(stems.indices, dtype=np.int64)
-    return docs, term_of_word[np.asarray(words.indices, dtype=np.int64)], stems.dictionary
+    content = ~words.stop
+    stems = pc.dictionary_encode(pa.array(stem_words(words.distinct.filter(pa.array(content)).to_pylist()),
+                                          pa.string()))
+    term_of_word = np.full(len(content), -1, dtype=np.int64)
+    term_of_word[content] = np.asarray(stems.indices, dtype=np.int64)
+    return docs, term_of_word[words.ids[keep]], stems.dictionary
 
 
-def count_terms(lists: pa.ListArray, doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
+def count_terms(lists: BatchWords | pa.Array | pa.ChunkedArray,
+                doc_of_page: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
     """(doc, term, count) triples of one batch of pages, one per distinct (doc, term), terms
     numbered in the returned names (``term_occurrences``)."""
     docs, terms, names = term_occurrences(lists, doc_of_page)

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spamflow_content.batch_words import BatchWords
 from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
 from spamflow_content.text import STOP_WORDS_ARRAY
@@ -94,8 +95,9 @@ class WordCounter:
     """Occurrences of the non-stop words of the batches it is given, to rank the corpus words
     exactly, in memory bounded by ``capacity`` distinct words (None: unbounded): a
     :class:`~spamflow_content.count_summary.CountSummary`.  Nothing cut (every corpus of up to
-    ``capacity`` distinct words): the counts are exact.  Otherwise :meth:`top` recounts
-    exactly, over the pages again, only the words that can be among the top k."""
+    ``capacity`` distinct words): the counts are exact.  Otherwise :meth:`top` knows the exact
+    count of every word held since before the first cut, and recounts over the pages again,
+    only when a word that can be among the top k was not."""
 
     def __init__(self, capacity: int | None = WORD_CAPACITY) -> None:
         self._summary = CountSummary(capacity)
@@ -105,21 +107,29 @@ class WordCounter:
         """How far below its true count a kept count may be (0: exact)."""
         return self._summary.error
 
-    def add(self, flat_words: pa.Array) -> None:
-        part = count_words(flat_words)
+    def add(self, words: pa.Array | BatchWords) -> None:
+        """One batch's words: flat, or already encoded (its distinct words are counted)."""
+        if isinstance(words, BatchWords):
+            content = ~words.stop
+            self._summary.add(words.distinct.filter(pa.array(content)), words.counts()[content])
+            return
+        part = count_words(words)
         part = part.filter(pc.invert(pc.is_in(part["word"], value_set=STOP_WORDS_ARRAY)))
         self._summary.add(part["word"], part["n"])
 
     def counts(self) -> pa.Table:
-        """``word``, ``n`` of the kept words: true counts minus at most ``error``."""
-        return self._summary.counts().rename_columns(["word", "n"])
+        """``word``, ``n``, ``since`` of the kept words: true counts minus at most ``error``, and
+        exactly ``n + error`` where ``since`` is 0 (``count_summary``)."""
+        return self._summary.counts().rename_columns(["word", "n", "since"])
 
     def top(self, k: int, again: Callable[[], Iterable[pa.Array]] | None = None) -> list[str]:
         """The ``k`` most frequent non-stop words, ties broken by the word; exact.  With words
         cut (``error`` > 0), ``again()`` must give the batches' words once more: the words
-        whose kept count plus ``error`` reaches the k-th largest kept count are recounted (the
-        k-th true count is at least that, and a word not kept has at most ``error``); if
-        ``error`` reaches it, every word is (this counter unbounded)."""
+        whose kept count plus ``error`` reaches the k-th largest kept count are the candidates (the
+        k-th true count is at least that, and a word not kept has at most ``error``), recounted
+        unless each was held since before the first cut (its count is then exactly n + error: the
+        frequent words, which enter with the first pages); if ``error`` reaches that count, every
+        word is recounted (this counter unbounded)."""
         summary = self.counts()
         if self.error == 0:
             return top_words(summary, k)
@@ -132,7 +142,10 @@ class WordCounter:
             for flat in again():
                 exact.add(flat)
             return exact.top(k)
-        candidates = summary["word"].filter(pa.array(n + self.error >= kth))
+        candidate = n + self.error >= kth
+        candidates = summary["word"].filter(pa.array(candidate))
+        if not np.asarray(summary["since"], dtype=np.int64)[candidate].any():  # every candidate's count exact
+            return top_words(pa.table({"word": candidates, "n": pa.array(n[candidate] + self.error)}), k)
         index = KeyIndex(candidates)
         total = np.zeros(len(candidates), dtype=np.int64)
         for flat in again():

@@ -15,6 +15,12 @@ from every count and the keys left at zero or below are dropped.  ``error`` sums
 
 So the keys whose kept count plus ``error`` reaches a threshold include every key whose true
 count does, and with nothing cut (error 0) the counts are exact.
+
+Each kept key also carries ``since``, the ``error`` when it last entered the summary: a key
+held since then lost exactly ``error - since`` to the cuts, and before it at most ``since``
+(occurrences dropped with it earlier), so its true count is in [n + error - since, n + error],
+and is exactly n + error for a key held since before the first cut (``since`` 0): the frequent
+ones, which enter with the first batches.  The stage's word ranking then needs no recount.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ class CountSummary:
         self.error = 0
         self._parts: list[pa.Table] = []  # the merged counts first, then the batches' since
         self._pending_rows = 0
+        self._held_rows = 0  # rows of _parts[0] that are merged counts (0 before the first merge)
 
     def add(self, keys: pa.Array, counts: pa.Array | np.ndarray) -> None:
         """One batch's keys (strings, each once) and their counts."""
@@ -48,25 +55,33 @@ class CountSummary:
             self._merge()
 
     def counts(self) -> pa.Table:
-        """``key``, ``n``: the kept keys, each once, with their counts (true minus at most ``error``)."""
+        """``key``, ``n``, ``since``: the kept keys, each once, with their counts (true minus at
+        most ``error``) and the ``error`` when each entered (true minus at least ``error - since``)."""
         self._merge()
         return self._parts[0]
 
     def _merge(self) -> None:
         if not self._parts:
-            self._parts = [pa.table({"key": pa.array([], pa.string()), "n": pa.array([], pa.int64())})]
+            self._parts = [pa.table({"key": pa.array([], pa.string()), "n": pa.array([], pa.int64()),
+                                     "since": pa.array([], pa.int64())})]
+            self._held_rows = 0
             return
-        parts = pa.concat_tables(self._parts)
+        held = self._parts[0].column("since").to_numpy() if self._held_rows else np.zeros(0, np.int64)
+        parts = pa.concat_tables([p.select(["key", "n"]) for p in self._parts])
         self._parts, self._pending_rows = [], 0
         keys = pc.dictionary_encode(parts["key"].combine_chunks())  # leaner than a group_by's hash table
-        n = np.bincount(np.asarray(keys.indices, dtype=np.int64), weights=np.asarray(parts["n"], dtype=np.float64),
+        ids = np.asarray(keys.indices, dtype=np.int64)
+        n = np.bincount(ids, weights=np.asarray(parts["n"], dtype=np.float64),
                         minlength=len(keys.dictionary)).astype(np.int64)
         del parts
+        since = np.full(len(n), self.error, dtype=np.int64)  # entering now, before this merge's cut
+        since[ids[:len(held)]] = held  # the held keys come first, each once
         names = keys.dictionary
         if self.capacity is not None and len(n) > self.capacity:
             cut = int(np.partition(n, len(n) - self.capacity - 1)[len(n) - self.capacity - 1])
             self.error += cut
             n -= cut
             kept = n > 0
-            names, n = names.filter(pa.array(kept)), n[kept]
-        self._parts = [pa.table({"key": names, "n": pa.array(n)})]
+            names, n, since = names.filter(pa.array(kept)), n[kept], since[kept]
+        self._parts = [pa.table({"key": names, "n": pa.array(n), "since": pa.array(since)})]
+        self._held_rows = len(n)

@@ -17,7 +17,10 @@ class KeyIndex:
     """``pc.index_in(values, value_set=keys).fill_null(-1)`` as an int64 array, for many
     batches of values: the position of each value's first occurrence in ``keys``, -1 where
     it is absent or null.  Integer keys are sorted once and searched (``np.searchsorted``);
-    other keys go into a dictionary."""
+    other keys go into a dictionary, which a batch of at least as many values as there are
+    keys skips: ``pc.index_in`` then hashes no more keys than the batch has values, and a
+    Python lookup per value costs ~5x Arrow's hashing (the candidate terms of a batch, a
+    recount's candidate words)."""
 
     def __init__(self, keys: pa.Array | pa.ChunkedArray) -> None:
         keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
@@ -28,6 +31,7 @@ class KeyIndex:
             self._order = np.argsort(values, kind="stable")  # equal keys: first occurrence first
             self._sorted = values[self._order]
         else:
+            self._keys = keys if keys.null_count == 0 else None  # index_in would find a null value
             position: dict[object, int] = {}
             for i, key in enumerate(keys.to_pylist()):
                 if key is not None:
@@ -48,6 +52,8 @@ class KeyIndex:
             hit[hit] &= self._sorted[at[hit]] == wanted[hit]
             found[hit] = self._order[at[hit]]
             return found
+        if self._keys is not None and len(self._keys) <= len(values) and values.type == self._keys.type:
+            return np.asarray(pc.index_in(values, value_set=self._keys).fill_null(-1), dtype=np.int64)
         get = self._position.get
         return np.fromiter((-1 if v is None else get(v, -1) for v in values.to_pylist()), dtype=np.int64,
                            count=len(values))

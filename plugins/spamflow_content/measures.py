@@ -5,7 +5,8 @@ Every measure reads the page table of the parse stage (``docs/parse.md``): ``wor
 visible text as words, ``title`` the title text, ``links.anchor`` the anchor texts,
 ``html_bytes`` the size of the HTML.  ``docs/content.md`` gives each definition with its
 source and what we chose where the sources are silent.  Word-level work is vectorised with
-pyarrow and numpy; only the title, the anchors and the compression touch each page in Python.
+pyarrow and numpy, each lookup once per distinct word of a batch (``batch_words.py``); only the
+compression, and titles and anchors that are not ASCII, touch each page in Python.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spamflow.words import words as split_words
-from spamflow_content.text import STOP_WORDS_ARRAY
+from spamflow_content.batch_words import BatchWords, filled_lists, unique_sorted
 
 TOP_K = (100, 200, 500, 1000)
 """The list sizes of corpus and query precision and recall."""
@@ -45,42 +46,65 @@ class PopularTerms:
     query: list[str]
 
 
-def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms) -> dict[str, np.ndarray]:
-    """The 24 measures of every page of ``batch``, as float64 arrays named as in ``MEASURES``."""
+def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms,
+                  words: BatchWords | None = None) -> dict[str, np.ndarray]:
+    """The 24 measures of every page of ``batch``, as float64 arrays named as in ``MEASURES``;
+    ``words``: the batch's words already encoded (the in-process stage encodes them once for
+    the measures and the BM25 terms)."""
     n_pages = batch.num_rows
-    lists = _filled_lists(batch.column("words"))
-    flat = pc.list_flatten(lists)
-    parent = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
-    n_words = np.asarray(pc.list_value_length(lists), dtype=np.float64)
+    if words is None:
+        words = BatchWords(batch.column("words"))
+    n_words = np.asarray(pc.list_value_length(words.lists), dtype=np.float64)
     out: dict[str, np.ndarray] = {"number_of_words": n_words}
 
-    out["words_in_title"] = np.array([len(split_words(t)) if t else 0 for t in batch.column("title").to_pylist()],
-                                     dtype=np.float64)
-    chars = np.bincount(parent, weights=np.asarray(pc.utf8_length(flat), dtype=np.float64), minlength=n_pages)
-    out["average_word_length"] = _ratio(chars, n_words)
+    out["words_in_title"] = word_counts(batch.column("title"))
+    out["average_word_length"] = _ratio(words.per_page(pc.utf8_length(words.distinct)), n_words)
     out["fraction_anchor_text"] = _ratio(_anchor_words(batch.column("links"), n_pages), n_words)
-    visible = np.bincount(parent, weights=np.asarray(pc.binary_length(flat), dtype=np.float64), minlength=n_pages)
+    visible = words.per_page(pc.binary_length(words.distinct))
     visible += np.maximum(n_words - 1, 0)  # the single spaces that join the words
     html_bytes = np.asarray(batch.column("html_bytes").fill_null(0), dtype=np.float64)
     out["fraction_visible_text"] = _ratio(visible, html_bytes)
-    out["compression_rate"] = _compression_rate(lists)
+    out["compression_rate"] = _compression_rate(words.lists)
 
-    stop = np.asarray(pc.is_in(flat, value_set=STOP_WORDS_ARRAY), dtype=bool)
-    content_words = np.bincount(parent, weights=~stop, minlength=n_pages)
+    content_words = words.per_page(~words.stop)
     for name, ranked in (("corpus", popular.corpus), ("query", popular.query)):
-        precision, recall = _precision_recall(flat, parent, n_pages, ranked, content_words)
+        precision, recall = _precision_recall(words, ranked, content_words)
         for k in TOP_K:
             out[f"{name}_precision_{k}"] = precision[k]
             out[f"{name}_recall_{k}"] = recall[k]
-    out["trigram_entropy"], out["independent_trigram_likelihood"] = _trigram_measures(flat, parent, n_words)
+    out["trigram_entropy"], out["independent_trigram_likelihood"] = _trigram_measures(words, n_words)
     return {name: out[name] for name in MEASURES}
 
 
-def _filled_lists(column: pa.ChunkedArray | pa.Array) -> pa.ListArray:
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if array.null_count:
-        array = pc.if_else(pc.is_null(array), pa.scalar([], array.type), array)
-    return array
+_ASCII_WORD_BYTE = np.array([48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 for c in range(256)])
+"""Bytes of ASCII text that are word characters (``[A-Za-z0-9]``): lower-casing and NFC leave
+ASCII text's words where they are, so its words are the runs of these bytes."""
+
+
+def word_counts(texts: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Words of each string by ``spamflow.words.words`` (0 for a null), as float64: for ASCII
+    strings the runs of ``[A-Za-z0-9]`` counted over the column's bytes at once, for the
+    others ``len(words(text))``.  A Python call per title and anchor was ~8 % of the stage."""
+    texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+    texts = pc.cast(texts.fill_null(""), pa.large_string())
+    counts = np.zeros(len(texts), dtype=np.float64)
+    is_ascii = np.asarray(pc.string_is_ascii(texts), dtype=bool)
+    ascii_texts = texts.filter(pa.array(is_ascii))
+    offsets = np.frombuffer(ascii_texts.buffers()[1], dtype=np.int64)[
+        ascii_texts.offset:ascii_texts.offset + len(ascii_texts) + 1]
+    if len(ascii_texts) and offsets[-1] > offsets[0]:
+        data = np.frombuffer(ascii_texts.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        offsets = offsets - offsets[0]
+        word = _ASCII_WORD_BYTE[data]
+        start = word.copy()
+        start[1:] &= ~word[:-1]
+        begins = offsets[:-1][offsets[:-1] < len(data)]
+        start[begins] = word[begins]  # a string's first byte starts a word whatever came before it
+        before = np.concatenate(([0], np.cumsum(start, dtype=np.int64)))
+        counts[is_ascii] = before[offsets[1:]] - before[offsets[:-1]]
+    for i in np.flatnonzero(~is_ascii).tolist():
+        counts[i] = len(split_words(texts[i].as_py()))
+    return counts
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -92,34 +116,32 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def _anchor_words(links: pa.ChunkedArray | pa.Array, n_pages: int) -> np.ndarray:
     """Words in the anchor texts of each page's links (the same word rule as ``words``)."""
-    lists = _filled_lists(links)
-    anchors = pc.struct_field(pc.list_flatten(lists), "anchor").fill_null("").to_pylist()
+    lists = filled_lists(links)
+    anchors = pc.struct_field(pc.list_flatten(lists), "anchor")
     parent = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
-    per_anchor = np.array([len(split_words(a)) if a else 0 for a in anchors], dtype=np.float64)
-    return np.bincount(parent, weights=per_anchor, minlength=n_pages)
+    return np.bincount(parent, weights=word_counts(anchors), minlength=n_pages)
 
 
 def _compression_rate(lists: pa.ListArray) -> np.ndarray:
     """Bytes of the visible text (words joined by spaces, UTF-8) over its DEFLATE-compressed
     size, without container headers (``docs/content.md`` says why DEFLATE)."""
-    texts = pc.binary_join(lists, " ").to_pylist()
+    texts = pc.binary_join(lists, " ").cast(pa.binary()).to_pylist()  # bytes: no str to encode again
     rates = np.zeros(len(texts), dtype=np.float64)
-    for i, text in enumerate(texts):
-        if text:
-            raw = text.encode("utf-8")
-            packer = zlib.compressobj(6, zlib.DEFLATED, -15)
-            rates[i] = len(raw) / len(packer.compress(raw) + packer.flush())
+    for i, raw in enumerate(texts):
+        if raw:
+            rates[i] = len(raw) / len(zlib.compress(raw, 6, -15))  # one call: the same stream as compressobj's
     return rates
 
 
-def _precision_recall(flat: pa.Array, parent: np.ndarray, n_pages: int, ranked: list[str],
+def _precision_recall(words: BatchWords, ranked: list[str],
                       content_words: np.ndarray) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
     """Precision: the fraction of a page's non-stop words that are among the top k of
     ``ranked``; recall: the fraction of those k terms that occur in the page."""
-    rank = np.asarray(pc.index_in(flat, value_set=pa.array(ranked, pa.string())).fill_null(-1), dtype=np.int64)
+    n_pages = words.n_pages
+    rank = words.ranks(pa.array(ranked, pa.string()))
     hit = rank >= 0
-    hit_parent, hit_rank = parent[hit], rank[hit]
-    distinct = np.unique(hit_parent * (len(ranked) + 1) + hit_rank)
+    hit_parent, hit_rank = words.parent[hit], rank[hit]
+    distinct = unique_sorted(hit_parent * (len(ranked) + 1) + hit_rank)
     d_parent, d_rank = distinct // (len(ranked) + 1), distinct % (len(ranked) + 1)
     precision, recall = {}, {}
     for k in TOP_K:
@@ -128,7 +150,7 @@ def _precision_recall(flat: pa.Array, parent: np.ndarray, n_pages: int, ranked: 
     return precision, recall
 
 
-def _trigram_measures(flat: pa.Array, parent: np.ndarray, n_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _trigram_measures(words: BatchWords, n_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Entropy of the page's word-trigram distribution, -Σ p_w ln p_w, and the independent
     trigram likelihood, -(1/n) Σ ln p_w, both over the distinct trigrams w of the page, with
     p_w = count(w) / n and n the page's trigrams (words - 2).  0 for pages under 3 words.
@@ -138,22 +160,38 @@ def _trigram_measures(flat: pa.Array, parent: np.ndarray, n_words: np.ndarray) -
     n_pages = len(n_words)
     entropy = np.zeros(n_pages)
     likelihood = np.zeros(n_pages)
-    if len(flat) < 3:
+    parent, ids = words.parent, words.ids
+    if len(ids) < 3:
         return entropy, likelihood
-    ids = np.asarray(pc.dictionary_encode(flat).indices, dtype=np.int64)
     start = np.flatnonzero(parent[:-2] == parent[2:])  # trigrams that stay within one page
     if len(start) == 0:
         return entropy, likelihood
-    page, a, b, c = parent[start], ids[start], ids[start + 1], ids[start + 2]
-    order = np.lexsort((c, b, a, page))
-    page, a, b, c = page[order], a[order], b[order], c[order]
-    new = np.ones(len(page), dtype=bool)
-    new[1:] = (page[1:] != page[:-1]) | (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])
-    first = np.flatnonzero(new)
-    counts = np.diff(np.append(first, len(page))).astype(np.float64)
-    group_page = page[first]
+    group_page, counts = _distinct_trigrams(parent[start], ids[start], ids[start + 1], ids[start + 2],
+                                            len(words.distinct))
     n_trigrams = np.maximum(n_words - 2, 0)
     p = counts / n_trigrams[group_page]
     entropy = np.bincount(group_page, weights=-p * np.log(p), minlength=n_pages).astype(np.float64)
     likelihood = _ratio(np.bincount(group_page, weights=-np.log(p), minlength=n_pages), n_trigrams)
     return entropy, likelihood
+
+
+def _distinct_trigrams(page: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                       n_distinct: int) -> tuple[np.ndarray, np.ndarray]:
+    """The page and the occurrences (float64) of each distinct (page, a, b, c), in that sort
+    order.  One int64 key per trigram sorted once where page × words³ fits in it (every batch
+    of the stage's size but one with over ~160,000 distinct words), else a sort on four keys:
+    the same order, the four-key sort ~4× slower."""
+    width = max(n_distinct, 1)
+    if (int(page[-1]) + 1) * width ** 3 < 2 ** 63:  # pages ascend, so the last is the largest
+        key = ((page * width + a) * width + b) * width + c
+        key.sort()
+        new = np.ones(len(key), dtype=bool)
+        new[1:] = key[1:] != key[:-1]
+        first = np.flatnonzero(new)
+        return key[first] // width ** 3, np.diff(np.append(first, len(key))).astype(np.float64)
+    order = np.lexsort((c, b, a, page))
+    page, a, b, c = page[order], a[order], b[order], c[order]
+    new = np.ones(len(page), dtype=bool)
+    new[1:] = (page[1:] != page[:-1]) | (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])
+    first = np.flatnonzero(new)
+    return page[first], np.diff(np.append(first, len(page))).astype(np.float64)

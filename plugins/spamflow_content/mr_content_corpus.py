@@ -20,16 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pyarrow.compute as pc
+import pyarrow as pa
 import pyarrow.parquet as pq
 from mrjob.job import MRJob
 from mrjob.protocol import RawValueProtocol, StandardJSONProtocol
 from mrjob.step import MRStep
 
-from spamflow_content.corpus import count_words
+from spamflow_content.batch_words import BatchWords
 from spamflow_content.key_index import KeyIndex
-from spamflow_content.page_batch import filled_lists, named_term_counts, part_batches, sampled
-from spamflow_content.text import STOP_WORDS
+from spamflow_content.page_batch import named_term_counts, part_batches, sampled
 
 CORPUS_COLUMNS = ["doc_id", "snapshot", "host", "words"]
 
@@ -58,11 +57,11 @@ class MRContentCorpus(MRJob):
             table = sampled(table, self.sampled_ids)
             if table.num_rows == 0:
                 continue
-            words = count_words(pc.list_flatten(filled_lists(table["words"])))
-            for word, n in zip(words["word"].to_pylist(), words["n"].to_pylist()):
-                if word not in STOP_WORDS:  # never in the ranked list: spare the shuffle
-                    yield f"w\t{word}", n
-            for doc, term, n in named_term_counts(table):
+            words = BatchWords(table["words"])  # encoded once for the word counts and the terms
+            content = ~words.stop  # stop words are never in the ranked list: spare the shuffle
+            for word, n in zip(words.distinct.filter(pa.array(content)).to_pylist(), words.counts()[content].tolist()):
+                yield f"w\t{word}", n
+            for doc, term, n in named_term_counts(table, words):
                 yield f"t\t{term}\t{doc}", n
 
     def add_up(self, key: str, counts: Iterable[int]) -> Iterator[tuple[str, int]]:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spamflow_content import bm25
+from spamflow_content.batch_words import BatchWords
 from spamflow_content.key_index import KeyIndex
 from spamflow_content.measures import MEASURES, PAGE_COLUMNS, PopularTerms, page_measures
 
@@ -35,31 +36,25 @@ PAGE_SCHEMA = MEASURED_SCHEMA.append(pa.field("is_home", pa.bool_())).append(pa.
 """The stage's ``pages.parquet``: the measured rows with the page's sampling flags."""
 
 
-def filled_lists(column: pa.ChunkedArray | pa.Array) -> pa.ListArray:
-    """A list column as one array, null lists as empty ones (a page without words or links)."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if array.null_count:
-        array = pc.if_else(pc.is_null(array), pa.scalar([], array.type), array)
-    return array
-
-
 def doc_keys(table: pa.Table) -> pa.Array:
     """``snapshot \\t host`` of each page: the name of its host's virtual document."""
     return pc.binary_join_element_wise(table["snapshot"], table["host"], "\t").combine_chunks()
 
 
-def measured_pages(table: pa.Table, popular: PopularTerms) -> pa.Table:
-    """The keys and the 24 measures of every page of ``table`` (``MEASURED_SCHEMA``)."""
-    values = page_measures(table, popular)
+def measured_pages(table: pa.Table, popular: PopularTerms, words: BatchWords | None = None) -> pa.Table:
+    """The keys and the 24 measures of every page of ``table`` (``MEASURED_SCHEMA``); ``words``:
+    its ``words`` column already encoded."""
+    values = page_measures(table, popular, words)
     return pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
                      "url": table["url"], **{m: values[m] for m in MEASURES}}, schema=MEASURED_SCHEMA)
 
 
-def named_term_counts(table: pa.Table) -> Iterator[tuple[str, str, int]]:
+def named_term_counts(table: pa.Table, words: BatchWords | None = None) -> Iterator[tuple[str, str, int]]:
     """(virtual document, stemmed term, occurrences) of one batch, one per distinct pair:
-    ``bm25.count_terms`` with the documents and terms named rather than numbered."""
+    ``bm25.count_terms`` with the documents and terms named rather than numbered; ``words``:
+    the batch's ``words`` column already encoded."""
     encoded = pc.dictionary_encode(doc_keys(table))
-    docs, terms, counts, term_names = bm25.count_terms(filled_lists(table["words"]),
+    docs, terms, counts, term_names = bm25.count_terms(table["words"] if words is None else words,
                                                       np.asarray(encoded.indices, dtype=np.int64))
     names, stems = encoded.dictionary.to_pylist(), term_names.to_pylist()
     for doc, term, n in zip(docs.tolist(), terms.tolist(), counts.tolist()):

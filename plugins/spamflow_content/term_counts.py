@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
+from spamflow_content.batch_words import unique_sorted
 from spamflow_content.bm25 import eligible
 from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
@@ -101,7 +102,7 @@ class Candidates:
     def add(self, n_pages: int, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> None:
         """One batch of ``n_pages`` pages, as ``bm25.term_occurrences`` gives it."""
         self.lengths += np.bincount(docs, minlength=len(self.lengths))
-        pairs = np.unique(docs * np.int64(max(len(names), 1)) + terms)
+        pairs = unique_sorted(docs * np.int64(max(len(names), 1)) + terms)
         self._chunk.append(pa.table({"doc": pa.array(pairs // max(len(names), 1)),
                                      "term": names.take(pa.array(pairs % max(len(names), 1)))}))
         self._pages += n_pages
@@ -116,7 +117,7 @@ class Candidates:
         terms = pc.dictionary_encode(chunk["term"].combine_chunks())
         ids = np.asarray(terms.indices, dtype=np.int64)
         width = np.int64(max(len(terms.dictionary), 1))
-        pairs = np.unique(np.asarray(chunk["doc"], dtype=np.int64) * width + ids)  # a document split over batches
+        pairs = unique_sorted(np.asarray(chunk["doc"], dtype=np.int64) * width + ids)  # a document split over batches
         df = np.bincount(pairs % width, minlength=len(terms.dictionary))
         floor = self.min_df * int((self.lengths > 0).sum()) / self.max_chunks
         self.terms.update(terms.dictionary.filter(pa.array(df >= floor)).to_pylist())

@@ -1,0 +1,96 @@
+"""The content stage's per-batch fast paths against the per-occurrence or per-string code they
+replaced: a batch's words encoded once (``batch_words.BatchWords``), titles and anchors counted
+over the column's bytes (``measures.word_counts``), trigrams sorted on one key, unique by a sort."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from spamflow.words import words as split_words
+from spamflow_content import bm25
+from spamflow_content.batch_words import BatchWords, unique_sorted
+from spamflow_content.measures import _distinct_trigrams, word_counts
+from spamflow_content.text import STOP_WORDS, stem_words
+
+TEXTS = ["", "Hello, world!", "  lead and trail  ", "a-b_c'd", "x", "...", "Don't re-use e-mail_addresses!",
+         "Ärger über 3,5 Mio. Straße", "Cafe\u0301 au lait", "हिन्दी भाषा, Cafe", "𑀅𑀲𑁄𑀓 (Brahmi)", "ÀB12cd 9",
+         "tab\tnew\nline", "UPPER lower MiXeD 42"]
+
+
+def _lists(seed: int, pages: int = 60) -> pa.ListArray:
+    """Pages of words, a few without words (null) or empty, stop words among them."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(80)] + ["the", "and", "of", "running", "runs", "ponies", "é", "über"]
+    rows: list[list[str] | None] = []
+    for _ in range(pages):
+        roll = rng.random()
+        rows.append(None if roll < 0.05 else [] if roll < 0.1 else [rng.choice(vocab) for _ in range(rng.randrange(1, 40))])
+    return pa.array(rows, pa.list_(pa.string()))
+
+
+def test_word_counts_are_the_word_rule_on_every_string():
+    texts = TEXTS * 3 + [None]
+    expected = [len(split_words(t)) if t else 0 for t in texts]
+    assert word_counts(pa.array(texts, pa.string())).tolist() == expected
+    chunked = pa.chunked_array([pa.array(texts[:7], pa.string()), pa.array(texts[7:], pa.string())])
+    assert word_counts(chunked).tolist() == expected
+    sliced = pa.array(["skip me", *texts], pa.string()).slice(1)  # an array with an offset
+    assert word_counts(sliced).tolist() == expected
+    assert word_counts(pa.array([], pa.string())).tolist() == []
+
+
+def test_batch_words_lookups_are_the_per_occurrence_ones():
+    lists = _lists(1)
+    words = BatchWords(lists)
+    flat = pc.list_flatten(words.lists)
+    assert words.n_pages == len(lists) and len(words) == len(flat)
+    assert words.distinct.take(pa.array(words.ids)).to_pylist() == flat.to_pylist()
+    assert words.parent.tolist() == pc.list_parent_indices(words.lists).to_pylist()
+    assert words.stop[words.ids].tolist() == [w in STOP_WORDS for w in flat.to_pylist()]
+    assert dict(zip(words.distinct.to_pylist(), words.counts().tolist())) == Counter(flat.to_pylist())
+    ranked = pa.array(["w3", "runs", "the", "w70"], pa.string())
+    assert words.ranks(ranked).tolist() == pc.index_in(flat, value_set=ranked).fill_null(-1).to_pylist()
+    lengths = np.asarray(pc.utf8_length(words.distinct))
+    by_page = [sum(len(w) for w in page or []) for page in lists.to_pylist()]
+    assert words.per_page(lengths).tolist() == by_page
+
+
+def test_terms_of_an_encoded_batch_are_those_of_each_occurrence():
+    """``term_occurrences`` on encoded words: per non-stop occurrence, in order, its document and
+    its Porter stem; the names are the distinct stems in first-occurrence order."""
+    lists = _lists(2)
+    doc_of_page = np.arange(len(lists)) % 7
+    docs, terms, names = bm25.term_occurrences(BatchWords(lists), doc_of_page)
+    expected = [(int(doc_of_page[p]), w) for p, page in enumerate(lists.to_pylist()) for w in page or []
+                if w not in STOP_WORDS]
+    stems = stem_words([w for _, w in expected])
+    assert docs.tolist() == [d for d, _ in expected]
+    assert names.take(pa.array(terms)).to_pylist() == stems
+    assert names.to_pylist() == list(dict.fromkeys(stems))
+    again = bm25.term_occurrences(lists, doc_of_page)  # a words column: encoded inside
+    assert again[0].tolist() == docs.tolist() and again[1].tolist() == terms.tolist() and again[2].equals(names)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_trigrams_on_one_key_are_the_four_key_sort(seed):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    page = np.sort(rng.integers(0, 40, n))
+    a, b, c = (rng.integers(0, 6, n) for _ in range(3))  # few words: many repeated trigrams
+    one_key = _distinct_trigrams(page, a, b, c, 6)
+    four_keys = _distinct_trigrams(page, a, b, c, 2**21)  # 40 × (2^21)^3 > 2^63: the lexsort path
+    assert one_key[0].tolist() == four_keys[0].tolist() and one_key[1].tolist() == four_keys[1].tolist()
+    counts = Counter(zip(page.tolist(), a.tolist(), b.tolist(), c.tolist()))
+    assert list(zip(one_key[0].tolist(), one_key[1].tolist())) == [(k[0], float(counts[k])) for k in sorted(counts)]
+
+
+def test_unique_sorted_is_np_unique():
+    rng = np.random.default_rng(9)
+    for values in (rng.integers(-50, 50, 1000), np.zeros(0, np.int64), np.array([7]), rng.integers(0, 2**40, 300)):
+        assert unique_sorted(values.astype(np.int64)).tolist() == np.unique(values).tolist()
