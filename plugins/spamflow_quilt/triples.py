@@ -48,6 +48,14 @@ def line_units(hit_grams: np.ndarray, hit_lines: np.ndarray, lines: np.ndarray, 
     >>> [column.tolist() for column in rows[:3]]
     [[50, 50, 60, 60], [7, 4, 7, 4], [1, 2, 1, 2]]
     """
+    return hits_of_units(hit_grams, hit_lines, line_unit_table(lines, docs, servers=servers, patchy=patchy,
+                                                               sets=sets, skip_copied=skip_copied))
+
+
+def line_unit_table(lines: np.ndarray, docs: np.ndarray, *, servers: np.ndarray, patchy: np.ndarray,
+                    sets: np.ndarray, skip_copied: bool) -> tuple[np.ndarray, ...]:
+    """The units of lines (:func:`line_units` without the hits): (line, rep, server, patchy, set),
+    sorted by line."""
     order = np.lexsort((docs, servers, lines))
     lines, docs, servers, patchy, sets = lines[order], docs[order], servers[order], patchy[order], sets[order]
     units = run_starts(lines, servers)
@@ -61,6 +69,14 @@ def line_units(hit_grams: np.ndarray, hit_lines: np.ndarray, lines: np.ndarray, 
         keep = rank < 2
         u_line, u_rep, u_server, u_patchy, u_set = (u_line[keep], u_rep[keep], u_server[keep], u_patchy[keep],
                                                     u_set[keep])
+    return u_line, u_rep, u_server, u_patchy, u_set
+
+
+def hits_of_units(hit_grams: np.ndarray, hit_lines: np.ndarray,
+                  table: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """(gram, rep, server, patchy, set) for each hit (a line's patch gram) and each unit of
+    its line in ``table`` (:func:`line_unit_table`)."""
+    u_line, u_rep, u_server, u_patchy, u_set = table
     lo = np.searchsorted(u_line, hit_lines, side="left")
     count = np.searchsorted(u_line, hit_lines, side="right") - lo
     at = np.repeat(lo, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
