@@ -67,14 +67,22 @@ class BucketFiles:
         self.handles: dict[int, BinaryIO] = {}
 
     def append(self, bucket_of_rows: np.ndarray, **columns: np.ndarray) -> None:
-        names = list(columns)
+        """Rows to the buckets ``bucket_of_rows`` says."""
         for bucket, cols in by_bucket(bucket_of_rows, *columns.values()):
-            rows = np.empty(len(cols[0]), self.dtype)
-            for name, col in zip(names, cols):
-                rows[name] = col
-            if bucket not in self.handles:
-                self.handles[bucket] = open(self.paths[bucket], "ab")  # noqa: SIM115 (closed in close())
-            rows.tofile(self.handles[bucket])
+            self.write(bucket, **dict(zip(columns, cols)))
+
+    def write(self, bucket: int, **columns: np.ndarray) -> None:
+        """Rows to one bucket."""
+        rows = np.empty(len(next(iter(columns.values()))), self.dtype)
+        for name, column in columns.items():
+            rows[name] = column
+        if bucket not in self.handles:
+            self.handles[bucket] = open(self.paths[bucket], "ab")  # noqa: SIM115 (closed in close())
+        rows.tofile(self.handles[bucket])
+
+    def size(self, bucket: int) -> int:
+        """Bytes of a bucket's file (closed)."""
+        return self.paths[bucket].stat().st_size if self.paths[bucket].exists() else 0
 
     def close(self) -> None:
         for handle in self.handles.values():
@@ -166,7 +174,7 @@ def direct_quilts(shingles: Path, params: QuiltParams, *, buckets: int | None = 
                                                         rows["line"][~one], rows["pages"][~one], params.m)
                 del rows, one
                 n_patch_of_line += np.bincount(hit_lines, minlength=len(n_patch_of_line)).astype(np.uint64)
-                hits.append(np.full(len(hit_lines), bucket), line=hit_lines, gram=hit_grams)
+                hits.write(bucket, line=hit_lines, gram=hit_grams)
         hits.close()
         n_patch = n_patch_of_line[ordinals]
         patchy = patchy_mask(n_patch, n_grams, params.theta)
@@ -196,11 +204,24 @@ def direct_quilts(shingles: Path, params: QuiltParams, *, buckets: int | None = 
         q_columns = [column[patchy] for column in (docs, n_patch, n_grams, sets, domains, ips)]
         found: list[tuple[int, dict]] = []
         for bucket in range(set_buckets):
-            spill = GroupSpill(3, spill_bytes)
-            for rows in triples.take(bucket, chunk_rows=FLUSH_ROWS):
-                spill.add(rows["rep"], rows["gram"], rows["source"])
             in_bucket = q_bucket == bucket
-            for doc, cover in unit_covers([column[in_bucket] for column in q_columns], spill.groups(), c=params.c,
+            for doc, cover in unit_covers([column[in_bucket] for column in q_columns],
+                                          by_rep(triples, bucket, spill_bytes), c=params.c,
                                           foreign=params.foreign, phi=params.phi):
                 found.append((doc, {**cover, "sources": [list(source) for source in cover["sources"]]}))  # as JSON
     return sorted(found)
+
+
+def by_rep(triples: BucketFiles, bucket: int, spill_bytes: int) -> Iterator[tuple[np.ndarray, ...]]:
+    """A gram-set bucket's triples (rep, gram, source) sorted by rep, in batches that hold
+    every triple of a unit: at once when they fit in ``spill_bytes`` (any order within a unit:
+    the greedy cover reads them as a set), else through a :class:`GroupSpill`."""
+    if triples.size(bucket) <= spill_bytes:
+        for rows in triples.take(bucket):
+            order = np.argsort(rows["rep"])
+            yield tuple(rows[name][order] for name in ("rep", "gram", "source"))
+        return
+    spill = GroupSpill(3, spill_bytes)
+    for rows in triples.take(bucket, chunk_rows=FLUSH_ROWS):
+        spill.add(rows["rep"], rows["gram"], rows["source"])
+    yield from spill.groups()

@@ -99,14 +99,16 @@ def iter_unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarra
     if len(grams) == 0:
         return
     # units: the rows of one (gram, set, server), named by their smallest doc
-    order = np.lexsort((docs, servers, sets, grams))
+    # (under foreign none each page is its own server: one sort key fewer, the same order)
+    order = np.lexsort((docs, sets, grams) if np.array_equal(servers, docs) else (docs, servers, sets, grams))
     grams, docs, servers, sets, patchy = grams[order], docs[order], servers[order], sets[order], patchy[order]
     units = run_starts(grams, sets, servers)
     u_gram, u_set, u_server, u_rep, u_patchy = grams[units], sets[units], servers[units], docs[units], patchy[units]
     # candidates: the units of one (gram, set) by rep; the first two name it for any server
-    order = np.lexsort((u_rep, u_set, u_gram))
-    u_gram, u_set, u_server, u_rep, u_patchy = (u_gram[order], u_set[order], u_server[order], u_rep[order],
-                                                u_patchy[order])
+    if not ordered(u_gram, u_set, u_rep):  # they are when each page is its own server
+        order = np.lexsort((u_rep, u_set, u_gram))
+        u_gram, u_set, u_server, u_rep, u_patchy = (u_gram[order], u_set[order], u_server[order], u_rep[order],
+                                                    u_patchy[order])
     first = run_starts(u_gram, u_set)
     size = np.diff(np.r_[first, len(u_gram)])
     second = np.where(size >= 2, first + 1, first)
@@ -125,6 +127,21 @@ def iter_unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarra
         yield _pairs(left[begin:end], lo[begin:end], count[begin:end], u_set, u_rep, u_gram, u_server,
                      first, second, size)
         done, begin = int(cumulative[end - 1]), end
+
+
+def ordered(*keys: np.ndarray) -> bool:
+    """Whether the rows are sorted by the keys (the first the most significant).
+
+    >>> ordered(np.array([1, 1, 2]), np.array([5, 6, 0])), ordered(np.array([1, 1]), np.array([6, 5]))
+    (True, False)
+    """
+    undecided = np.ones(max(len(keys[0]) - 1, 0), bool)  # adjacent rows equal in every key so far
+    for key in keys:
+        before, after = key[:-1], key[1:]
+        if (undecided & (before > after)).any():
+            return False
+        undecided &= before == after
+    return True
 
 
 def _pairs(left, lo, count, u_set, u_rep, u_gram, u_server, first, second, size):
