@@ -173,7 +173,8 @@ def direct_quilts(shingles: Path, params: QuiltParams, *, buckets: int | None = 
                 _, _, hit_lines, hit_grams = patch_hits(rows["gram"][one], rows["line"][one], rows["gram"][~one],
                                                         rows["line"][~one], rows["pages"][~one], params.m)
                 del rows, one
-                n_patch_of_line += np.bincount(hit_lines, minlength=len(n_patch_of_line)).astype(np.uint64)
+                lines, n_hits = np.unique(hit_lines, return_counts=True)  # not a bincount over every line:
+                n_patch_of_line[lines] += n_hits.astype(np.uint64)  # that would grow with buckets x lines
                 hits.write(bucket, line=hit_lines, gram=hit_grams)
         hits.close()
         n_patch = n_patch_of_line[ordinals]
@@ -201,11 +202,13 @@ def direct_quilts(shingles: Path, params: QuiltParams, *, buckets: int | None = 
 
         # job (c)'s cover: each gram-set bucket's patchy pages and triples
         q_bucket = doc_bucket(sets[patchy], set_buckets)
-        q_columns = [column[patchy] for column in (docs, n_patch, n_grams, sets, domains, ips)]
+        order = np.argsort(q_bucket, kind="stable")
+        q_columns = [column[patchy][order] for column in (docs, n_patch, n_grams, sets, domains, ips)]
+        q_bounds = np.searchsorted(q_bucket[order], np.arange(set_buckets + 1)).tolist()
         found: list[tuple[int, dict]] = []
         for bucket in range(set_buckets):
-            in_bucket = q_bucket == bucket
-            for doc, cover in unit_covers([column[in_bucket] for column in q_columns],
+            lo, hi = q_bounds[bucket], q_bounds[bucket + 1]
+            for doc, cover in unit_covers([column[lo:hi] for column in q_columns],
                                           by_rep(triples, bucket, spill_bytes), c=params.c,
                                           foreign=params.foreign, phi=params.phi):
                 found.append((doc, {**cover, "sources": [list(source) for source in cover["sources"]]}))  # as JSON

@@ -195,8 +195,9 @@ class MRGramDocumentFrequency(QuiltJob):
         if key.startswith(b"d"):
             yield from self.passed_on(key, rows, b"S")
             return
-        patch_grams, df, hit_pages, hit_grams = patch_hits(*joined(rows.get(b"G"), 2), *joined(rows.get(b"W"), 3),
-                                                           self.options.m)
+        grams, pages = joined(rows.get(b"G"), 2)
+        w_grams, w_pages, weights = joined(rows.get(b"W"), 3)
+        patch_grams, df, hit_pages, hit_grams = patch_hits(grams, pages, w_grams, w_pages, weights, self.options.m)
         if not len(patch_grams):
             return
         yield key, tagged(b"P", patch_grams, df)

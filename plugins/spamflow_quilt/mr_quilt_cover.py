@@ -101,7 +101,7 @@ def foreign_servers(foreign: str, docs: np.ndarray, domains: np.ndarray,
     return servers, known
 
 
-def unit_covers(patchy_pages: list[np.ndarray], triples: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], *,
+def unit_covers(patchy_pages: list[np.ndarray], triples: Iterable[tuple[np.ndarray, ...]], *,
                 c: int, foreign: str, phi: float | None) -> Iterator[tuple[int, dict]]:
     """The quilted pages of a gram-set bucket: ``patchy_pages`` its ``Q`` columns (doc, n_patch_grams,
     n_grams, gram set, domain id, ip id), ``triples`` its (rep, gram, source) in batches that hold

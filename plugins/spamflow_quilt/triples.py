@@ -77,8 +77,14 @@ def hits_of_units(hit_grams: np.ndarray, hit_lines: np.ndarray,
     """(gram, rep, server, patchy, set) for each hit (a line's patch gram) and each unit of
     its line in ``table`` (:func:`line_unit_table`)."""
     u_line, u_rep, u_server, u_patchy, u_set = table
-    lo = np.searchsorted(u_line, hit_lines, side="left")
-    count = np.searchsorted(u_line, hit_lines, side="right") - lo
+    top = max(int(u_line[-1]) if len(u_line) else 0, int(hit_lines.max()) if len(hit_lines) else 0)
+    if top <= 4 * (len(u_line) + len(hit_lines)):  # line ordinals are dense: where each line's units start
+        first = np.searchsorted(u_line, np.arange(top + 2))
+        lines = hit_lines.astype(np.intp)
+        lo, count = first[lines], first[lines + 1] - first[lines]
+    else:
+        lo = np.searchsorted(u_line, hit_lines, side="left")
+        count = np.searchsorted(u_line, hit_lines, side="right") - lo
     at = np.repeat(lo, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
     return np.repeat(hit_grams, count), u_rep[at], u_server[at], u_patchy[at], u_set[at]
 
