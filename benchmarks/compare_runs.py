@@ -52,7 +52,9 @@ What is compared, per stage:
 
 Ignored, because they legitimately differ between two runs of the same stage:
 
-* in ``stage.json``: ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds``,
+* in ``stage.json``: the parameters the stage's class declares as execution keys
+  (``Params.execution_keys``, e.g. ``engine``: a note when they differ, so that a run of a
+  version before such a key compares with one after), ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds``,
   ``cpu_seconds`` and ``finished_at`` (timings), ``mapreduce_applications`` (jobs started),
   and the counts of what the engine did: ``mapreduce_jobs`` (links), ``engine_mapreduce_snapshots``
   (spin);
@@ -237,6 +239,19 @@ def stage_files(folder: Path, outputs: dict[str, str]) -> tuple[dict[str, list[P
     return units, scratch, undeclared
 
 
+def execution_keys(record: dict) -> frozenset[str]:
+    """The parameters a stage declares as execution knobs (its ``Params.execution_keys``, e.g.
+    ``engine``: left out of its signature, they choose how it runs, never what it produces), so
+    that a run of a version without such a key compares with one that has it; none if the
+    stage's class cannot be imported here."""
+    try:
+        from spamflow.stage_runner import load_stage_class
+        params = getattr(load_stage_class(record.get("stage_class", "")), "Params", None)
+    except Exception:  # noqa: BLE001 (a plugin not installed here: compare every parameter)
+        return frozenset()
+    return frozenset(getattr(params, "execution_keys", ()))
+
+
 def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
     result = StageResult(name)
     rec_a = json.loads((a / "stage.json").read_text(encoding="utf-8"))
@@ -249,6 +264,11 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
             result.notes.append(f"stage.json counts.{k}: 0 in run {side}, absent in the other")
             rec_a["counts"].setdefault(k, 0)
             rec_b["counts"].setdefault(k, 0)
+    for key in sorted(execution_keys(rec_a) | execution_keys(rec_b)):
+        values = [(rec.get("params") or {}).pop(key, "absent") for rec in (rec_a, rec_b)]
+        if values[0] != values[1]:
+            result.notes.append(f"stage.json params.{key}: {values[0]!r} in run A, {values[1]!r} in run B "
+                                "(an execution key: how the stage ran, not what it found)")
     for key in sorted((rec_a.keys() | rec_b.keys()) - IGNORED_STAGE_FIELDS):
         result.differences.extend(f"stage.json {d}" for d in value_differences(rec_a.get(key), rec_b.get(key),
                                                                                 tol, key))

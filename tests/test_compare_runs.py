@@ -242,3 +242,19 @@ def test_a_stage_whose_folder_is_not_there_is_an_error(tmp_path):
     assert (f"run A's run.json names stage 'links', its folder is not there: s3://bucket/run/stages/{gone.name} "
             f"(nor {gone})") in cli.stderr, cli.stderr
     assert _cli(a, b, "--stage", "parse").returncode == 0  # the stages asked for are there
+
+
+def test_an_execution_key_only_in_one_run_is_a_note_and_any_other_parameter_a_difference(tmp_path):
+    """quilt's ``engine`` (a ``QuiltParams.execution_keys`` entry) is absent from a run of a version
+    before the key and ``auto`` in one after: how the stage ran, not what it found.  ``m`` is a result."""
+    runs = []
+    for name, params in (("a", {"m": 50}), ("b", {"m": 50, "engine": "auto"}), ("c", {"m": 40, "engine": "auto"})):
+        run = tmp_path / name
+        _stage(run, "quilt", {"stage_class": "spamflow_quilt.detector:QuiltDetector", "params": params,
+                              "outputs": {"quilts": "quilts.jsonl"}}, {"quilts.jsonl": _jsonl([{"doc_id": 1}])})
+        runs.append(run)
+    same, text = _report(runs[0], runs[1])
+    assert same, text
+    assert "note: stage.json params.engine: 'absent' in run A, 'auto' in run B" in text
+    same, text = _report(runs[1], runs[2])
+    assert not same and "stage.json params.m: 50 vs 40" in text, text

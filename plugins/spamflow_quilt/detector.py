@@ -14,9 +14,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from spamflow.detector import Detector, StageContext, StageResult
-from spamflow.mr import run_job_compact
+from spamflow.mr import run_job_compact, use_mapreduce
 from spamflow.parse.html_text import absolute_url
 from spamflow.per_host import HostFeature, PerHostTable
+from spamflow_quilt.direct import direct_quilts
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.mr_patch_fraction import MRPatchFraction
 from spamflow_quilt.mr_quilt_cover import MRQuiltCover
@@ -123,7 +124,8 @@ def shingled(pages: Path, work: Path, k: int, snapshot: str, workers: int = 1) -
 class QuiltDetector(Detector):
     name = "quilt"
     version = "3"  # 2: job (c) collapses copies (rows gained the gram set); 3: a shingle line per gram set
-    description = "Najork's (k, m, c, theta)-quilted pages and their source pages, as mrjob MapReduce jobs."
+    description = ("Najork's (k, m, c, theta)-quilted pages and their source pages, as mrjob MapReduce jobs or "
+                   "their arithmetic in this process.")
     Params = QuiltParams
     host_tables = (PerHostTable("hosts", (HostFeature("pages", "pages of the host"),
                                           HostFeature("quilted_pages", "quilted pages", evidence=True),
@@ -145,8 +147,12 @@ class QuiltDetector(Detector):
             shingles, shingle_counts = shingled(pages_path, ctx.outdir / "work", params.k, snapshot,
                                                 ctx.settings.workers)
             counts.update(shingle_counts)
-            for doc_id, cover in find_quilts(shingles, shingles.parent, params, ctx.settings.runner,
-                                             ctx.settings.runner_args):
+            if use_mapreduce(params.engine, ctx.settings):
+                found = find_quilts(shingles, shingles.parent, params, ctx.settings.runner, ctx.settings.runner_args)
+                counts["engine_mapreduce_snapshots"] += 1
+            else:
+                found = direct_quilts(shingles, params)
+            for doc_id, cover in found:
                 quilts.append({"doc_id": doc_id, "snapshot": snapshot, **cover})
         self._attach_pages(pages, quilts)
         with open(ctx.outdir / "quilts.jsonl", "w", encoding="utf-8") as fh:

@@ -101,6 +101,30 @@ def collapse_popular(grams: np.ndarray, pages: np.ndarray, m: int,
     return (*out, *(column[keep] for column in weighted))
 
 
+def patch_hits(grams: np.ndarray, pages: np.ndarray, w_grams: np.ndarray, w_pages: np.ndarray,
+               weights: np.ndarray, m: int) -> tuple[np.ndarray, ...]:
+    """All the rows of some grams (``G``: gram, line; ``W``: gram, line, pages): the patch
+    grams among them (1 < df <= m, no POPULAR row) with their df, and the hits, a (line,
+    patch gram) row for each row of a patch gram.  One sort of the rows gives both (looking
+    each row's gram up in the patch grams instead cost ~2x the sort: random reads).
+
+    >>> [c.tolist() for c in patch_hits(np.array([7, 5, 7], np.uint64), np.array([0, 1, 2], np.uint32),
+    ...     np.array([5], np.uint64), np.array([3], np.uint32), np.array([2], np.uint32), 2)]
+    [[7], [2], [0, 2], [7, 7]]
+    """
+    all_grams = np.concatenate([grams, w_grams]).astype(np.uint64, copy=False)
+    all_pages = np.concatenate([pages, w_pages]).astype(np.uint32, copy=False)
+    # a row counts one page, a W row its pages, a POPULAR row more than m: never a patch gram
+    counts = np.concatenate([np.where(pages == POPULAR, m + 1, 1), weights]).astype(np.int64)
+    order = np.argsort(all_grams)
+    all_grams = all_grams[order]
+    starts = run_starts(all_grams)
+    df = np.add.reduceat(counts[order], starts) if len(starts) else np.empty(0, np.int64)
+    patch = (df > 1) & (df <= m)
+    hit = np.repeat(patch, np.diff(np.r_[starts, len(all_grams)]))
+    return all_grams[starts[patch]], df[patch].astype(np.uint32), all_pages[order[hit]], all_grams[hit]
+
+
 class MRGramDocumentFrequency(QuiltJob):
     def configure_args(self):
         super().configure_args()
@@ -173,14 +197,11 @@ class MRGramDocumentFrequency(QuiltJob):
             return
         grams, pages = joined(rows.get(b"G"), 2)
         w_grams, w_pages, weights = joined(rows.get(b"W"), 3)
-        distinct, df = gram_df(grams, w_grams, weights)
-        patch = (df > 1) & (df <= self.options.m) & ~member(distinct, unique(grams[pages == POPULAR]))
-        if not patch.any():
+        patch_grams, df, hit_pages, hit_grams = patch_hits(grams, pages, w_grams, w_pages, weights, self.options.m)
+        if not len(patch_grams):
             return
-        yield key, tagged(b"P", distinct[patch], df[patch].astype(np.uint32))
-        hit, w_hit = member(grams, distinct[patch]), member(w_grams, distinct[patch])
-        self.hits.add(np.concatenate([pages[hit], w_pages[w_hit]]).astype(np.uint32),
-                      np.concatenate([grams[hit], w_grams[w_hit]]))
+        yield key, tagged(b"P", patch_grams, df)
+        self.hits.add(hit_pages, hit_grams)
         if self.hits.rows >= self.options.flush_rows:
             yield from self.flush_hits()
 

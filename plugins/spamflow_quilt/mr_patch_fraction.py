@@ -19,6 +19,12 @@ from spamflow_quilt.mr_base import QuiltJob, joined, rows_of, tagged
 from spamflow_quilt.packed import pack
 
 
+def patchy_mask(n_patch: np.ndarray, n_grams: np.ndarray, theta: float) -> np.ndarray:
+    """Which pages are patchy: patchfrac = |pgrams| / |grams| >= theta (never a page without grams)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (n_grams > 0) & (n_patch / n_grams >= theta)
+
+
 class MRPatchFraction(QuiltJob):
     def configure_args(self):
         super().configure_args()
@@ -42,8 +48,7 @@ class MRPatchFraction(QuiltJob):
         n_patch = np.bincount(np.searchsorted(lines, hit_ordinals), minlength=len(lines)).astype(np.uint64)
         line_of = np.searchsorted(lines, ordinals)  # every page's line; every hit's line has pages
         n_patch = n_patch[line_of]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            patchy = (n_grams > 0) & (n_patch / n_grams >= self.options.theta)
+        patchy = patchy_mask(n_patch, n_grams, self.options.theta)
         if patchy.any():
             yield key, tagged(b"Q", docs[patchy], n_patch[patchy], n_grams[patchy], sets[patchy], domains[patchy],
                               ips[patchy])

@@ -17,6 +17,8 @@ the same cover).  The output, one line per quilted page, is JSON:
 ``doc<TAB>{"n_patch_grams", "n_grams", "sources": [[doc, newly covered grams], ...]}``.
 """
 
+from collections.abc import Iterable, Iterator
+
 import numpy as np
 from mrjob.protocol import JSONProtocol
 from mrjob.step import MRStep
@@ -66,11 +68,7 @@ class MRQuiltCover(QuiltJob):
             raise ValueError(f"job (c) reads job (b)'s output, got a {kind!r} record under {key!r}")
 
     def servers(self, docs: np.ndarray, domains: np.ndarray, ips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each page's server for the foreign test (under ``none`` the page itself: only d' = d
-        is excluded), and which pages have a known one (all under ``none``)."""
-        servers = {"none": docs, "domain": domains, "ip": ips}[self.options.foreign]
-        known = servers != NO_SERVER_ID if self.options.foreign != "none" else np.ones(len(docs), bool)
-        return servers, known
+        return foreign_servers(self.options.foreign, docs, domains, ips)
 
     def triples(self, key, values):
         rows = rows_of(values)  # one gram bucket's rows: sized by the driver
@@ -90,28 +88,45 @@ class MRQuiltCover(QuiltJob):
                 patchy_pages.append(columns)
             else:
                 triples.add(*columns)
-        docs, n_patch, n_grams, sets, domains, ips = joined(patchy_pages, 6)
-        servers, known = self.servers(docs, domains, ips)
-        docs, n_patch, n_grams, sets, servers = docs[known], n_patch[known], n_grams[known], sets[known], servers[known]
-        order = np.lexsort((docs, servers, sets))  # units: (gram set, server), named by the smallest doc
-        docs, n_patch, n_grams, sets, servers = docs[order], n_patch[order], n_grams[order], sets[order], servers[order]
-        units = run_starts(sets, servers)
-        unit_of = np.repeat(docs[units], np.diff(np.r_[units, len(docs)]))
-        members: dict[int, list[tuple[int, int, int]]] = {}
-        for rep, doc, n_patch_doc, n_grams_doc in zip(unit_of.tolist(), docs.tolist(), n_patch.tolist(),
-                                                      n_grams.tolist()):
-            members.setdefault(rep, []).append((doc, n_patch_doc, n_grams_doc))
-        for reps, grams, sources in triples.groups():  # every triple of a unit in one batch, by rep
-            starts = run_starts(reps)
-            ends = np.r_[starts[1:], len(reps)]
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                unit = members[int(reps[start])]
-                n_patch_doc, n_grams_doc = unit[0][1], unit[0][2]  # copies: the same gram set
-                cover = keep_sources(greedy_cover_arrays(sources[start:end], grams[start:end]), n_patch_doc,
-                                     self.options.phi)
-                if len(cover) >= self.options.c:
-                    for doc, _, _ in unit:
-                        yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": cover}
+        yield from unit_covers(joined(patchy_pages, 6), triples.groups(), c=self.options.c,
+                               foreign=self.options.foreign, phi=self.options.phi)
+
+
+def foreign_servers(foreign: str, docs: np.ndarray, domains: np.ndarray,
+                    ips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each page's server for the foreign test (under ``none`` the page itself: only d' = d
+    is excluded), and which pages have a known one (all under ``none``)."""
+    servers = {"none": docs, "domain": domains, "ip": ips}[foreign]
+    known = servers != NO_SERVER_ID if foreign != "none" else np.ones(len(docs), bool)
+    return servers, known
+
+
+def unit_covers(patchy_pages: list[np.ndarray], triples: Iterable[tuple[np.ndarray, ...]], *,
+                c: int, foreign: str, phi: float | None) -> Iterator[tuple[int, dict]]:
+    """The quilted pages of a gram-set bucket: ``patchy_pages`` its ``Q`` columns (doc, n_patch_grams,
+    n_grams, gram set, domain id, ip id), ``triples`` its (rep, gram, source) in batches that hold
+    every triple of a unit, sorted by rep.  Covers once per unit, reports every page of it."""
+    docs, n_patch, n_grams, sets, domains, ips = patchy_pages
+    servers, known = foreign_servers(foreign, docs, domains, ips)
+    docs, n_patch, n_grams, sets, servers = docs[known], n_patch[known], n_grams[known], sets[known], servers[known]
+    order = np.lexsort((docs, servers, sets))  # units: (gram set, server), named by the smallest doc
+    docs, n_patch, n_grams, sets, servers = docs[order], n_patch[order], n_grams[order], sets[order], servers[order]
+    units = run_starts(sets, servers)
+    unit_of = np.repeat(docs[units], np.diff(np.r_[units, len(docs)]))
+    members: dict[int, list[tuple[int, int, int]]] = {}
+    for rep, doc, n_patch_doc, n_grams_doc in zip(unit_of.tolist(), docs.tolist(), n_patch.tolist(),
+                                                  n_grams.tolist()):
+        members.setdefault(rep, []).append((doc, n_patch_doc, n_grams_doc))
+    for reps, grams, sources in triples:  # every triple of a unit in one batch, by rep
+        starts = run_starts(reps)
+        ends = np.r_[starts[1:], len(reps)]
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            unit = members[int(reps[start])]
+            n_patch_doc, n_grams_doc = unit[0][1], unit[0][2]  # copies: the same gram set
+            cover = keep_sources(greedy_cover_arrays(sources[start:end], grams[start:end]), n_patch_doc, phi)
+            if len(cover) >= c:
+                for doc, _, _ in unit:
+                    yield doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": cover}
 
 
 if __name__ == "__main__":

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from spamflow.detector import DetectorParams
+from spamflow.mr import Engine
 
 
 class QuiltParams(DetectorParams):
@@ -19,3 +20,9 @@ class QuiltParams(DetectorParams):
     phi: float | None = Field(None, gt=0.0, le=1.0, description=(
         "if set, each kept source must newly cover at least a phi fraction of the page's patch grams "
         "(the paper's future work)"))
+    engine: Engine = Field("auto", description=(
+        "memory: the three jobs' arithmetic in this process, the rows between them in bucket files on local "
+        "disk (bounded memory; ~2x less CPU than the jobs on one machine); mapreduce: the three mrjob jobs on "
+        "mapreduce.runner; auto: mapreduce on a cluster runner (spark, hadoop, emr), else memory. Same quilts "
+        "either way"))
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine"})

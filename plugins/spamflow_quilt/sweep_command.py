@@ -76,7 +76,8 @@ def run_command(args: argparse.Namespace) -> int:
     if manifest is None:
         return 1
     parse = manifest["stages"]["parse"]
-    params = {"points": [p.model_dump() for p in points]}
+    # the points as found (engine: how they would run, not in the sweep's identity; the sweep runs the jobs)
+    params = {"points": [p.model_dump(exclude=set(p.execution_keys)) for p in points]}
     sig = signature("quilt_sweep", SWEEP_VERSION, params, {"parse": parse["signature"]})
     outdir = config.workdir / "sweeps" / f"quilt_sweep-{sig}"
     outdir.mkdir(parents=True, exist_ok=True)

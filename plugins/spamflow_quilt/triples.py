@@ -48,6 +48,14 @@ def line_units(hit_grams: np.ndarray, hit_lines: np.ndarray, lines: np.ndarray, 
     >>> [column.tolist() for column in rows[:3]]
     [[50, 50, 60, 60], [7, 4, 7, 4], [1, 2, 1, 2]]
     """
+    return hits_of_units(hit_grams, hit_lines, line_unit_table(lines, docs, servers=servers, patchy=patchy,
+                                                               sets=sets, skip_copied=skip_copied))
+
+
+def line_unit_table(lines: np.ndarray, docs: np.ndarray, *, servers: np.ndarray, patchy: np.ndarray,
+                    sets: np.ndarray, skip_copied: bool) -> tuple[np.ndarray, ...]:
+    """The units of lines (:func:`line_units` without the hits): (line, rep, server, patchy, set),
+    sorted by line."""
     order = np.lexsort((docs, servers, lines))
     lines, docs, servers, patchy, sets = lines[order], docs[order], servers[order], patchy[order], sets[order]
     units = run_starts(lines, servers)
@@ -61,8 +69,22 @@ def line_units(hit_grams: np.ndarray, hit_lines: np.ndarray, lines: np.ndarray, 
         keep = rank < 2
         u_line, u_rep, u_server, u_patchy, u_set = (u_line[keep], u_rep[keep], u_server[keep], u_patchy[keep],
                                                     u_set[keep])
-    lo = np.searchsorted(u_line, hit_lines, side="left")
-    count = np.searchsorted(u_line, hit_lines, side="right") - lo
+    return u_line, u_rep, u_server, u_patchy, u_set
+
+
+def hits_of_units(hit_grams: np.ndarray, hit_lines: np.ndarray,
+                  table: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """(gram, rep, server, patchy, set) for each hit (a line's patch gram) and each unit of
+    its line in ``table`` (:func:`line_unit_table`)."""
+    u_line, u_rep, u_server, u_patchy, u_set = table
+    top = max(int(u_line[-1]) if len(u_line) else 0, int(hit_lines.max()) if len(hit_lines) else 0)
+    if top <= 4 * (len(u_line) + len(hit_lines)):  # line ordinals are dense: where each line's units start
+        first = np.searchsorted(u_line, np.arange(top + 2))
+        lines = hit_lines.astype(np.intp)
+        lo, count = first[lines], first[lines + 1] - first[lines]
+    else:
+        lo = np.searchsorted(u_line, hit_lines, side="left")
+        count = np.searchsorted(u_line, hit_lines, side="right") - lo
     at = np.repeat(lo, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
     return np.repeat(hit_grams, count), u_rep[at], u_server[at], u_patchy[at], u_set[at]
 
@@ -83,14 +105,16 @@ def iter_unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarra
     if len(grams) == 0:
         return
     # units: the rows of one (gram, set, server), named by their smallest doc
-    order = np.lexsort((docs, servers, sets, grams))
+    # (under foreign none each page is its own server: one sort key fewer, the same order)
+    order = np.lexsort((docs, sets, grams) if np.array_equal(servers, docs) else (docs, servers, sets, grams))
     grams, docs, servers, sets, patchy = grams[order], docs[order], servers[order], sets[order], patchy[order]
     units = run_starts(grams, sets, servers)
     u_gram, u_set, u_server, u_rep, u_patchy = grams[units], sets[units], servers[units], docs[units], patchy[units]
     # candidates: the units of one (gram, set) by rep; the first two name it for any server
-    order = np.lexsort((u_rep, u_set, u_gram))
-    u_gram, u_set, u_server, u_rep, u_patchy = (u_gram[order], u_set[order], u_server[order], u_rep[order],
-                                                u_patchy[order])
+    if not ordered(u_gram, u_set, u_rep):  # they are when each page is its own server
+        order = np.lexsort((u_rep, u_set, u_gram))
+        u_gram, u_set, u_server, u_rep, u_patchy = (u_gram[order], u_set[order], u_server[order], u_rep[order],
+                                                    u_patchy[order])
     first = run_starts(u_gram, u_set)
     size = np.diff(np.r_[first, len(u_gram)])
     second = np.where(size >= 2, first + 1, first)
@@ -109,6 +133,21 @@ def iter_unit_triples(grams: np.ndarray, docs: np.ndarray, *, servers: np.ndarra
         yield _pairs(left[begin:end], lo[begin:end], count[begin:end], u_set, u_rep, u_gram, u_server,
                      first, second, size)
         done, begin = int(cumulative[end - 1]), end
+
+
+def ordered(*keys: np.ndarray) -> bool:
+    """Whether the rows are sorted by the keys (the first the most significant).
+
+    >>> ordered(np.array([1, 1, 2]), np.array([5, 6, 0])), ordered(np.array([1, 1]), np.array([6, 5]))
+    (True, False)
+    """
+    undecided = np.ones(max(len(keys[0]) - 1, 0), bool)  # adjacent rows equal in every key so far
+    for key in keys:
+        before, after = key[:-1], key[1:]
+        if (undecided & (before > after)).any():
+            return False
+        undecided &= before == after
+    return True
 
 
 def _pairs(left, lo, count, u_set, u_rep, u_gram, u_server, first, second, size):
