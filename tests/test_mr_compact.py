@@ -1,15 +1,20 @@
-"""``spamflow.mr.run_job_compact`` on mrjob's local runner: ``run_job_lean``, and when a step's
-reducer input is sorted its map inputs (and, with a combiner, the mapper outputs and the
-combiners' inputs) are gone already, and GNU sort's temporary runs are compressed.  Shown on
-the quilt stage's jobs, the same quilts as the inline runner."""
+"""``spamflow.mr.run_job_compact`` on mrjob's local runner: ``run_job_lean`` (the same output as
+``run_job``, with every step's files deleted once read: map inputs and outputs, sorted reducer
+input, reducer inputs, intermediate step outputs, even with mrjob told to keep its temporary
+folder, ``--cleanup NONE``), and when a step's reducer input is sorted its map inputs (and,
+with a combiner, the mapper outputs and the combiners' inputs) are gone already, and GNU
+sort's temporary runs are compressed.  Shown on the quilt stage's jobs (job (c) has two
+steps), the same quilts as the inline runner."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from spamflow_quilt.detector import find_quilts
@@ -20,6 +25,20 @@ from test_quilt import _shingles, random_corpus
 from spamflow.mr.driver import compressed_sort_bin, local_sort_bin, sort_compress_program
 
 PARAMS = QuiltParams(k=3, m=5, c=2, theta=0.4, foreign="domain")
+READ_ONCE = {"input", "output", "sorted-input"}
+"""The local runner's per-task and sort files: read by the next phase, then not needed."""
+
+
+def _left_over(folder: Path) -> dict[str, int]:
+    """Bytes of the task and intermediate files mrjob left under ``folder``, by kind."""
+    left: dict[str, int] = {}
+    for root, _dirs, files in os.walk(folder):
+        parts = Path(root).relative_to(folder).parts
+        for name in files:
+            kind = name if name in READ_ONCE else "step-output" if "step-output" in parts else None
+            if kind:
+                left[kind] = left.get(kind, 0) + os.lstat(os.path.join(root, name)).st_size
+    return left
 
 SPY = textwrap.dedent("""\
     # A sort for mrjob's --sort-bin: logs which map-phase files exist when a step's reducer
@@ -54,9 +73,14 @@ def test_map_files_are_gone_when_the_reducer_input_is_sorted(tmp_path, flush_row
     assert expected
     spy, log = tmp_path / "spy.py", tmp_path / "sorts.jsonl"
     spy.write_text(SPY)
+    kept = tmp_path / "mrjob-tmp"
     got = find_quilts(shingles, tmp_path / "local", PARAMS, "local",
-                      ("--sort-bin", f"{sys.executable} {spy} {log}"), flush_rows=flush_rows, combiner=combiner)
+                      ("--sort-bin", f"{sys.executable} {spy} {log}", "--cleanup", "NONE", "--local-tmp-dir", str(kept)),
+                      flush_rows=flush_rows, combiner=combiner)
     assert got == expected
+    jobs = sorted(p.name.split(".")[0] for p in kept.iterdir())
+    assert jobs == ["mr_gram_df", "mr_patch_fraction", "mr_quilt_cover"]  # all three kept their folders
+    assert _left_over(kept) == {}  # and nothing of their steps' files
     sorts = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(sorts) == 4  # job (a), job (b), job (c)'s two steps
     for entry in sorts:

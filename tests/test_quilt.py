@@ -106,8 +106,8 @@ def test_mapreduce_equals_the_brute_force_reference_inline(tmp_path, seed, forei
 @pytest.mark.slow
 def test_mapreduce_equals_the_reference_on_the_local_runner(tmp_path):
     """Across task processes and a real sort, with foreign: ip (the field no other local-runner
-    test reads); foreign: domain on the local runner is in test_mr_keyed_sort, test_mr_compact
-    and test_mr_lean, and every mode against the reference in the inline test above."""
+    test reads); foreign: domain on the local runner is in test_mr_keyed_sort and
+    test_mr_compact, and every mode against the reference in the inline test above."""
     pages = random_corpus(7, n=30)
     params = {"k": 3, "m": 5, "c": 2, "theta": 0.4, "foreign": "ip"}
     expected = _ref(pages, **params)
