@@ -73,8 +73,10 @@ def test_mimic_ranks_like_the_ensemble_and_reloads(tmp_path):
 @pytest.mark.slow
 def test_negative_compression_is_refused_everywhere(tmp_path):
     X, y = make_classification(n_samples=120, n_features=4, random_state=1)
+    es = EnsembleSelection(n_folds=2, n_bags=1, n_iterations=2, compress=-1)
     with pytest.raises(ValueError, match="compress must be 0"):
-        EnsembleSelection(n_folds=2, n_bags=1, n_iterations=2, compress=-1).fit(X, y)
+        es.fit(X, y)
+    assert not hasattr(es, "fold_models_")  # refused before any model is fitted
     with pytest.raises(ValueError, match="compress"):
         ClassifyParams(compress=-1)
     for flag in (["train", "--compress", "-2"], ["score", "-m", "m.skops", "-o", "s.parquet", "--top-features", "-1"]):

@@ -221,6 +221,8 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         if not 0 < self.prune <= 1:  # refused before the fits, not after
             raise ValueError(f"prune must be a share of the models in (0, 1], not {self.prune}")
+        if self.compress < 0:
+            raise ValueError(f"compress must be 0 (off) or a number of MUNGE passes, not {self.compress}")
         self.tree_bins_ = bins_for(self.tree_bins, *X.shape)  # type: ignore[arg-type]
         self.bin_edges_ = quantile_edges(X, self.tree_bins_) if self.tree_bins_ else None
         folds = make_folds(y01, None if groups is None else np.asarray(groups), self.n_folds, self.random_state)
@@ -260,8 +262,6 @@ class EnsembleSelection(ClassifierMixin, BaseEstimator):
         self.fold_models_ = {int(i): fold_models[i] for i in sorted(keep)}
         self.mimic_ = None
         self.mimic_hosts_ = 0
-        if self.compress < 0:
-            raise ValueError(f"compress must be 0 (off) or a number of MUNGE passes, not {self.compress}")
         if self.compress:
             if progress_on(self.progress):
                 print(f"model compression: labelling {self.compress}x{len(X):,} synthetic hosts", file=sys.stderr)
