@@ -38,8 +38,10 @@ differs).
 
 ``JAVA_TOOL_OPTIONS`` is removed from the runs' environment: this measures the JVM defaults a
 user gets (``tests/conftest.py`` sets faster-starting ones for tests only).  With ``--keep``,
-each run's figures are written beside its workdir (``figures-<runner>.json``) and a rerun reuses
-them, so a crash or a later size loses nothing.
+each run's figures are written beside its workdir (``figures-<workdir>.json``) and a rerun reuses
+them, so a crash or a later size loses nothing; ``--standalone-workdir`` lets a second invocation
+run the cluster on the same web while a first runs the others (the WARC paths, which the page
+table records, stay the same, so the outputs still compare).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ import contextlib
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -74,10 +77,12 @@ class Runner:
     label: str
     runner: str
     args: tuple[str, ...]
+    workdir: str
+    """The run's workdir's name in the web's folder (its figures: ``figures-<workdir>.json`` beside it)."""
 
 
-LOCAL = Runner("local", "local", ())
-LOCAL2 = Runner("spark-local2", "spark", ("--spark-master", "local[2]"))
+LOCAL = Runner("local", "local", (), "run-local")
+LOCAL2 = Runner("spark-local2", "spark", ("--spark-master", "local[2]"), "run-spark-local2")
 STANDALONE = "spark-standalone"
 RUNNERS = ("local", "spark-local2", STANDALONE)
 NO_CLUSTER = Cluster("", ())
@@ -142,14 +147,14 @@ class Watcher(threading.Thread):
 
 def measured_run(pages: int, web: Path, runner: Runner, cluster: Sequence[int]) -> dict:
     """``spamflow run`` on ``web`` with ``runner``: its figures (the module docstring's)."""
-    workdir = web / f"run-{runner.label}"
-    config = web / f"scale-{runner.label}.yaml"
+    workdir = web / runner.workdir
+    config = web / f"scale-{runner.workdir}.yaml"
     config.write_text(scale_config(pages, web, workdir, runner.runner, {}, runner_args=runner.args))
-    tmp = web / f"tmp-{runner.label}"
+    tmp = web / f"tmp-{runner.workdir}"
     tmp.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
     env.update(TMPDIR=str(tmp), SPARK_LOCAL_IP="127.0.0.1")
-    log = web / f"{runner.label}.log"
+    log = web / f"{runner.workdir}.log"
     wait_for_no_executors(cluster)
     cluster_before = cluster_total(cluster)
     roots_own_before = sum(cpu_ticks(pid)[0] for pid in cluster) / TICK
@@ -254,7 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--startup-runs", type=int, default=2, metavar="N",
                     help="trivial applications per Spark master for the start-up (0: not measured)")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it; reuse its webs and figures")
+    ap.add_argument("--standalone-workdir", default="run-spark-standalone", metavar="NAME",
+                    help="the standalone run's workdir in the web's folder, e.g. for a second invocation that "
+                         "measures the cluster on the same web while a first one runs the others")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster's JVMs (finally) when killed
+    workdirs = {"local": LOCAL.workdir, "spark-local2": LOCAL2.workdir, STANDALONE: args.standalone_workdir}
     if STANDALONE in args.runners and why_no_cluster():
         raise SystemExit(f"no standalone cluster: {why_no_cluster()}")
     same = True
@@ -267,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         startups: dict[str, dict] = {}
         for pages, (web, _info) in webs.items():
             for label in args.runners:
-                saved = web / f"figures-{label}.json"
+                saved = web / f"figures-{workdirs[label]}.json"
                 if saved.exists():
                     results[pages][label] = json.loads(saved.read_text())
         todo = [(p, label) for p in args.pages for label in args.runners if label not in results[p]]
@@ -280,10 +290,10 @@ def main(argv: list[str] | None = None) -> int:
         with cluster_processes(cluster_folder) if need_cluster else contextlib.nullcontext(NO_CLUSTER) as cluster:
             for pages, label in todo:
                 runner = LOCAL if label == "local" else LOCAL2 if label == "spark-local2" else \
-                    Runner(STANDALONE, "spark", ("--spark-master", cluster.master))
+                    Runner(STANDALONE, "spark", ("--spark-master", cluster.master), args.standalone_workdir)
                 roots = cluster.pids if label == STANDALONE else ()
                 results[pages][label] = measured_run(pages, webs[pages][0], runner, roots)
-                (webs[pages][0] / f"figures-{label}.json").write_text(json.dumps(results[pages][label]))
+                (webs[pages][0] / f"figures-{runner.workdir}.json").write_text(json.dumps(results[pages][label]))
                 print(json.dumps(results[pages][label]), file=sys.stderr)
             if need_cluster and args.startup_runs:
                 startups[STANDALONE] = start_up(cluster.master, STANDALONE, Path(tempfile.mkdtemp(dir=folder)),
@@ -299,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             for label in args.runners:
                 if label != "local" and "local" in args.runners:
                     print(f"\noutputs of {web.name}, local runner (A) against {TITLE[label]} (B):")
-                    same = compare_runs(web / "run-local", web / f"run-{label}", Tolerance()) and same
+                    same = compare_runs(web / LOCAL.workdir, web / workdirs[label], Tolerance()) and same
     return 0 if same else 1
 
 
