@@ -16,12 +16,14 @@ with the master of a standalone cluster started here from the installed pyspark
 are one after the other, so the cluster's JVMs do nothing during the other two.
 
 **CPU is everything the run used**: the ``spamflow run`` process and every process it started
-(``os.wait4``'s resource usage: a process's own time and that of every descendant it and its
-descendants waited for, Spark's driver JVM and its Python workers on ``local[2]`` included),
-plus, on the standalone cluster, the master's and the workers' JVMs, which are not the run's
-children: their own time and their reaped children's (each application's executor JVM and its
-Python workers) from ``/proc/<pid>/stat``, the difference over the run, read once no executor is
-left.  Each process is counted once: either by itself or through the parent that waited for it.
+(this process's children's resource usage: a process's own time and that of every descendant it
+and its descendants waited for, Spark's driver JVM and its Python workers on ``local[2]``
+included; the benchmark is the *subreaper* of what it starts, so a process whose parent ended
+first, as PySpark's Python daemon outlives its JVM, is re-parented to it and reaped and counted
+here too), plus, on the standalone cluster, the master's and the workers' JVMs, which are not the
+run's children: their own time and their reaped children's (each application's executor JVM and
+its Python workers) from ``/proc/<pid>/stat``, the difference over the run, read once no executor
+is left.  Each process is counted once: by the process that reaped it.
 As a check, a sampler reads every process of both trees every 0.5 s and sums each one's last own
 CPU time: a lower bound (it misses the last half second of each process), printed beside.
 ``psutil`` is not a dependency: ``/proc`` gives the same figures (as ``bench_scale.py`` reads it).
