@@ -102,12 +102,15 @@ def cpu_ticks(pid: int) -> tuple[int, int]:
         return 0, 0
 
 
-def _start_time(pid: int) -> int:
+def started_and_own(pid: int) -> tuple[int, int] | None:
+    """A process's start time and own CPU ticks, from one read (None if it is gone): two reads
+    could see it end between them and key its time twice."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            return int(fh.read().rsplit(b")", 1)[1].split()[19])
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[19]), int(fields[11]) + int(fields[12])
     except (OSError, IndexError, ValueError):
-        return -1
+        return None
 
 
 def cluster_total(roots: Sequence[int]) -> float:
@@ -180,7 +183,9 @@ class Watcher(threading.Thread):
             for root in [*self.roots, *orphans]:
                 for pid in _tree(root):
                     self.peak_rss = max(self.peak_rss, _rss(pid))
-                    self.own[pid, _start_time(pid)] = cpu_ticks(pid)[0]
+                    seen = started_and_own(pid)
+                    if seen is not None:
+                        self.own[pid, seen[0]] = seen[1]
             reap(orphans)
 
     def own_seconds(self, pids: Sequence[int] = ()) -> float:
