@@ -19,8 +19,7 @@ are one after the other, so the cluster's JVMs do nothing during the other two.
 (this process's children's resource usage: a process's own time and that of every descendant it
 and its descendants waited for, Spark's driver JVM and its Python workers on ``local[2]``
 included; the benchmark is the *subreaper* of what it starts, so a process whose parent ended
-first, as PySpark's Python daemon outlives its JVM, is re-parented to it and reaped and counted
-here too), plus, on the standalone cluster, the master's and the workers' JVMs, which are not the
+first is re-parented to it and reaped and counted here too), plus, on the standalone cluster, the master's and the workers' JVMs, which are not the
 run's children: their own time and their reaped children's (each application's executor JVM and
 its Python workers) from ``/proc/<pid>/stat``, the difference over the run, read once no executor
 is left.  Each process is counted once: by the process that reaped it.
@@ -131,10 +130,9 @@ PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 def become_subreaper() -> None:
     """Make this process the one that processes the measured ones leave behind are re-parented to
-    (instead of init), so that their CPU time is reaped here and counted: PySpark's Python daemon
-    outlives the JVM that started it, and the resource usage of that JVM's parent never holds it
-    (on ``local[2]`` at 10^4 pages ``os.wait4`` of the run saw 497 CPU s where its processes'
-    own times, sampled, summed to at least 677)."""
+    (instead of init), so that their CPU time is reaped here and counted: a process whose parent
+    ends first is in no ancestor's resource usage (on ``local[2]`` at 10^4 pages ``os.wait4`` of
+    the run saw 497 CPU s where its processes' own times, sampled, summed to at least 677)."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
