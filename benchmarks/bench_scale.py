@@ -149,12 +149,15 @@ def make_web(pages: int, folder: Path) -> tuple[Path, dict]:
 
 
 def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dict[str, str],
-                 detectors: list[str] | None = None, stages_at_once: int = 1) -> str:
+                 detectors: list[str] | None = None, stages_at_once: int = 1,
+                 runner_args: tuple[str, ...] | None = None) -> str:
     """scale_web's config with every ``engine`` set to ``auto`` explicitly (the default today),
     so that the run measures what ``auto`` does on ``runner`` whatever a later default becomes;
     ``engines`` overrides it per stage (an execution knob: the outputs stay the same);
-    ``detectors``: keep only these."""
-    config = json.loads(config_text(Web(pages // 2), web, workdir, runner, RUNNER_ARGS[runner]))
+    ``detectors``: keep only these; ``runner_args``: instead of ``RUNNER_ARGS[runner]``
+    (e.g. a standalone master)."""
+    args = RUNNER_ARGS[runner] if runner_args is None else runner_args
+    config = json.loads(config_text(Web(pages // 2), web, workdir, runner, args))
     if stages_at_once != 1:  # only when asked: a --baseline revision before the key would refuse it
         config["stages_at_once"] = stages_at_once
     if detectors:

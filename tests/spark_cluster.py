@@ -1,6 +1,10 @@
 """A real Spark standalone cluster on 127.0.0.1 from the installed pyspark: its master and two
 workers (one core, 1 GB each) as Java processes, as ``sbin/start-master.sh`` and
-``start-worker.sh`` start them, without their daemon scripts (pyspark's wheel has none)."""
+``start-worker.sh`` start them, without their daemon scripts (pyspark's wheel has none).
+
+Used by ``tests/test_spark_cluster.py`` and by ``benchmarks/bench_spark_cluster.py`` (which
+puts ``tests/`` on ``sys.path``); the benchmark also reads the JVMs' process ids
+(:func:`cluster_processes`) to count their CPU, which is not the run's."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -41,11 +46,26 @@ def why_no_cluster() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Cluster:
+    master: str
+    """``spark://127.0.0.1:PORT``"""
+    pids: tuple[int, ...]
+    """The master's and the workers' JVMs (executors are the workers' children)."""
+
+
 @contextlib.contextmanager
 def standalone_cluster(folder: Path, workers: int = 2) -> Iterator[str]:
     """Start a master and ``workers`` workers on 127.0.0.1 (logs and work folders in
     ``folder``); yield the master URL ``spark://127.0.0.1:PORT`` once every worker is ALIVE;
     stop them all after."""
+    with cluster_processes(folder, workers) as cluster:
+        yield cluster.master
+
+
+@contextlib.contextmanager
+def cluster_processes(folder: Path, workers: int = 2) -> Iterator[Cluster]:
+    """:func:`standalone_cluster`, yielding its master URL and its JVMs' process ids."""
     pyspark_home = spark_home()
     assert pyspark_home is not None
     # the workers start their executors through Spark's launcher, which takes the jars of a
@@ -92,7 +112,7 @@ def standalone_cluster(folder: Path, workers: int = 2) -> Iterator[str]:
                                  if f.endswith(".log"))
                 raise RuntimeError(f"the Spark standalone cluster did not come up:\n{logs}")
             time.sleep(0.5)
-        yield master
+        yield Cluster(master, tuple(p.pid for p in procs))
     finally:
         for p in reversed(procs):
             p.terminate()
