@@ -51,7 +51,7 @@ def test_minimal_file_as_written(project, plugins):
         config = _load(project, MINIMAL, plugins)
         assert list(config.detectors) == ["quilt"]
         assert config.detectors["quilt"].model_dump() == {"k": 5, "m": 50, "c": 4, "theta": 0.5,
-                                                          "foreign": "domain", "phi": None}
+                                                          "foreign": "domain", "phi": None, "engine": "auto"}
     else:  # until the hss plugin exists, the one error is that unknown detector
         message = _error(project, MINIMAL, plugins)
         line = {"quilt": 7, "hss": 8}[missing[0]]

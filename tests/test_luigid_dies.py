@@ -22,7 +22,7 @@ input:
 mapreduce: {runner: inline}
 detectors:
   obvious: {}
-  quilt: {}
+  quilt: {engine: mapreduce}  # the jobs (inline): long enough to kill luigid while quilt runs
 """
 
 
