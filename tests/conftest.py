@@ -30,7 +30,7 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-DEMO_FIXTURES = frozenset({"demo_once", "demo_no_crawl_once"})
+DEMO_FIXTURES = frozenset({"demo_once", "demo_no_crawl_once", "demo_model"})
 END_TO_END_FIXTURES = DEMO_FIXTURES | {"luigid", "s3"}
 """Fixtures that start a whole demo run, a luigid or an S3 server: a test using one is
 ``slow`` (left out of the quick tier, ``-m "not slow"``) without saying so itself."""
@@ -120,6 +120,22 @@ def demo_no_crawl_once(tmp_path_factory) -> dict:
     workdir, cache = base / "no-crawl", base / "cache"
     manifest = _run_demo(workdir, "--no-crawl", env={**os.environ, "XDG_CACHE_HOME": str(cache)})
     return {"workdir": workdir, "manifest": manifest, "cache": cache}
+
+
+@pytest.fixture(scope="session")
+def demo_model(demo_once, tmp_path_factory) -> Path:
+    """``spamflow train -c`` on the shared demo run with the demo's labels, trained on 2026-01
+    (the classify stage's model, trained again), once for the tests that score with it: its
+    path (``model.skops``, with ``model.skops.statistics/`` beside it)."""
+    from spamflow.cli import demo_config_path
+
+    labels = Path(demo_once["manifest"]["stages"]["demo"]["outputs"]["labels"]) / "hosts.tsv"
+    model = tmp_path_factory.mktemp("demo-model") / "model.skops"
+    out = subprocess.run([sys.executable, "-m", "spamflow_workflows", "train", "-c", str(demo_config_path()),
+                          "--workdir", str(demo_once["workdir"]), "--labels", str(labels), "--snapshot", "2026-01",
+                          "-o", str(model)], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return model
 
 
 def _run_demo(workdir: Path, *extra: str, env: dict[str, str] | None = None) -> dict:

@@ -117,10 +117,11 @@ def test_saved_model_holds_only_the_chosen_models(stages):
 
 
 @pytest.mark.slow
-def test_train_and_score_commands_with_the_demo_config_give_the_stage_scores(demo_once, stages, tmp_path):
-    """`spamflow train -c` and `spamflow score -c` on the demo's finished run (the DAG is
-    complete, so they only join the detectors' host tables) train the stage's model again:
-    the 2026-02 hosts get the scores, labels and evidence the classify stage wrote."""
+def test_train_and_score_commands_with_the_demo_config_give_the_stage_scores(demo_once, demo_model, stages, tmp_path):
+    """`spamflow train -c` (conftest's ``demo_model``) and `spamflow score -c` on the demo's
+    finished run (the DAG is complete, so they only join the detectors' host tables) train the
+    stage's model again: the 2026-02 hosts get the scores, labels and evidence the classify
+    stage wrote."""
     import subprocess
     import sys
 
@@ -130,12 +131,10 @@ def test_train_and_score_commands_with_the_demo_config_give_the_stage_scores(dem
 
     base = [sys.executable, "-m", "spamflow_workflows"]
     where = ["-c", str(demo_config_path()), "--workdir", str(demo_once["workdir"])]
-    labels = Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv"
-    model, scores = tmp_path / "model.skops", tmp_path / "scores.parquet"
-    for argv in (["train", *where, "--labels", str(labels), "--snapshot", "2026-01", "-o", str(model)],
-                 ["score", *where, "-m", str(model), "-o", str(scores)]):
-        out = subprocess.run(base + argv, capture_output=True, text=True, timeout=600)
-        assert out.returncode == 0, out.stdout + out.stderr
+    scores = tmp_path / "scores.parquet"
+    out = subprocess.run(base + ["score", *where, "-m", str(demo_model), "-o", str(scores)], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
     got = {(r["snapshot"], r["host"]): r for r in pq.read_table(scores).to_pylist()}
     expected = pq.read_table(stages["classify"]["outputs"]["scores"]).to_pylist()
     assert expected

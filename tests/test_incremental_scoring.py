@@ -137,7 +137,7 @@ def _spamflow(*argv: str) -> dict:
 
 
 @pytest.mark.slow
-def test_train_keeps_statistics_and_score_uses_them_on_a_new_crawl(demo_once, runs, tmp_path):
+def test_train_keeps_statistics_and_score_uses_them_on_a_new_crawl(demo_once, demo_model, runs, tmp_path):
     """`train -c` on the demo run keeps its content corpus statistics and links graph beside
     the model; `score -c` on a crawl of the new hosts (their 2026-02 WARC records only) runs
     content and links with them, and gets the link features computed in process above;
@@ -149,10 +149,8 @@ def test_train_keeps_statistics_and_score_uses_them_on_a_new_crawl(demo_once, ru
     new = _split_warcs(warcs, set(runs["new"]), tmp_path / "new.warc.gz")
     score = _config(tmp_path / "new.yaml", new, tmp_path / "new-run", stages["links"]["params"]["trust_seeds"])
     demo = ["-c", str(demo_config_path()), "--workdir", str(demo_once["workdir"])]
-    labels = Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv"
-    model = tmp_path / "model.skops"
-    _spamflow("train", *demo, "--labels", str(labels), "--snapshot", "2026-01", "-o", str(model))
-    folder = tmp_path / "model.skops.statistics"
+    model = demo_model  # `train -c` on the demo run with its labels (conftest)
+    folder = model.parent / "model.skops.statistics"
     kept = json.loads((folder / "statistics.json").read_text())
     assert kept["detectors"] == {"content": {"corpus_stats": "content/corpus_stats.json"},
                                  "links": {"frozen_links": "links/frozen.npz"}}
