@@ -37,34 +37,10 @@ END_TO_END_FIXTURES = DEMO_FIXTURES | {"luigid", "s3"}
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests using an end-to-end fixture are marked ``slow``; under pytest-xdist the scheduler's
-    work units (:func:`pytest_xdist_make_scheduler`) are handed out heaviest first."""
+    """Tests using an end-to-end fixture are marked ``slow``."""
     for item in items:
         if END_TO_END_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        items[:] = heaviest_units_first(items)
-
-
-def work_unit(nodeid: str, demo: frozenset[tuple[str, str]]) -> str:
-    """The scheduler's unit of a test: ``demo`` for the tests of a shared demo run, else its module."""
-    module, _, rest = nodeid.partition("::")
-    return "demo" if (Path(module).name, rest.split("[")[0]) in demo else module
-
-
-def heaviest_units_first(items: list) -> list:
-    """The tests in the order their work units should be handed out: by estimated cost, a slow
-    test (seconds to a minute) counting as 10 and any other (~0.1 s) as 0.1, so a module of one
-    Spark or end-to-end test does not wait for the end while the other worker idles; within a
-    unit, and between units of equal cost, collection order.  Every worker computes the same
-    order (it depends on the node ids and marks only)."""
-    demo = demo_tests()
-    cost: dict[str, float] = {}
-    for item in items:
-        unit = work_unit(item.nodeid, demo)
-        cost[unit] = cost.get(unit, 0.0) + (10.0 if item.get_closest_marker("slow") else 0.1)
-    order = {unit: rank for rank, unit in enumerate(dict.fromkeys(work_unit(i.nodeid, demo) for i in items))}
-    return sorted(items, key=lambda i: (-cost[work_unit(i.nodeid, demo)], order[work_unit(i.nodeid, demo)]))
 
 
 def demo_tests() -> frozenset[tuple[str, str]]:
@@ -97,11 +73,11 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     demo = demo_tests()
-    config.option.loadscopereorder = False  # the workers' order is heaviest first already
 
     class ModulesAndTheDemo(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid, demo)
+            module, _, rest = nodeid.partition("::")
+            return "demo" if (Path(module).name, rest.split("[")[0]) in demo else module
 
     return ModulesAndTheDemo(config, log)
 
