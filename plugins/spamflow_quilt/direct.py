@@ -26,14 +26,10 @@ from typing import BinaryIO
 import numpy as np
 
 from spamflow_quilt.buckets import RowBuffer, by_bucket, doc_bucket, gram_bucket
-from spamflow_quilt.copies import MAX_ORDINAL, gram_set_id
-from spamflow_quilt.mr_base import page_fields
-from spamflow_quilt.mr_gram_df import copies_of, patch_hits
+from spamflow_quilt.mr_gram_df import patch_hits, shingle_pages
 from spamflow_quilt.mr_patch_fraction import patchy_mask
 from spamflow_quilt.mr_quilt_cover import SPILL_BYTES, foreign_servers, unit_covers
-from spamflow_quilt.packed import unpack
 from spamflow_quilt.params import QuiltParams
-from spamflow_quilt.servers import server_id
 from spamflow_quilt.spill import GroupSpill
 from spamflow_quilt.triples import hits_of_units, iter_unit_triples, line_unit_table
 
@@ -124,24 +120,12 @@ def read_shingles(shingles: Path, grams_out: BucketFiles, buckets: int) -> PageT
 
     with open(shingles, "rb") as fh:
         for line in fh:
-            fields = page_fields(line)
-            if fields is None:
-                raise ValueError(f"{shingles}: expected shingle lines, got {line[:80]!r}")
-            ordinal = int(fields[0])
-            if not 0 <= ordinal < MAX_ORDINAL:
-                raise ValueError(f"{shingles}: page ordinal out of range in shingle line {line[:80]!r}")
-            (grams,) = unpack(fields[4])
-            gram_set = gram_set_id(fields[4])
-            pages.rows.append((ordinal, int(fields[1]), len(grams), server_id(fields[2].decode()),
-                               server_id(fields[3].decode()), gram_set))
-            copies = copies_of(fields, line)
-            weight = 1
-            if copies is not None:
-                docs, domains, ips = copies
-                pages.rows.extend((ordinal, doc, len(grams), domain, ip, gram_set)
-                                  for doc, domain, ip in zip(docs.tolist(), domains.tolist(), ips.tolist()))
-                weight += len(docs)
-            rows.add(grams, np.full(len(grams), ordinal, np.uint32), np.full(len(grams), weight, np.uint32))
+            try:
+                ordinal, grams, page_rows = shingle_pages(line)
+            except ValueError as exc:
+                raise ValueError(f"{shingles}: {exc}") from None
+            pages.rows.extend(page_rows)
+            rows.add(grams, np.full(len(grams), ordinal, np.uint32), np.full(len(grams), len(page_rows), np.uint32))
             if rows.rows >= FLUSH_ROWS:
                 flush()
     flush()

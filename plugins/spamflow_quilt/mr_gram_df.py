@@ -125,6 +125,28 @@ def patch_hits(grams: np.ndarray, pages: np.ndarray, w_grams: np.ndarray, w_page
     return all_grams[starts[patch]], df[patch].astype(np.uint32), all_pages[order[hit]], all_grams[hit]
 
 
+def shingle_pages(line: bytes) -> tuple[int, np.ndarray, list[tuple[int, ...]]]:
+    """A shingle line's ordinal, grams and pages (job (a)'s ``S`` rows: ordinal, doc, number of
+    grams, domain id, IP id, gram set; the line's own page, then its copies'), for both engines;
+    a ValueError quoting the line if it is not one."""
+    fields = page_fields(line)
+    if fields is None:
+        raise ValueError(f"job (a) reads shingle lines only, got {line[:80]!r}")
+    ordinal = int(fields[0])
+    if not 0 <= ordinal < POPULAR:
+        raise ValueError(f"page ordinal out of range in shingle line {line[:80]!r}")
+    (grams,) = unpack(fields[4])
+    gram_set = gram_set_id(fields[4])
+    pages: list[tuple[int, ...]] = [(ordinal, int(fields[1]), len(grams), server_id(fields[2].decode()),
+                                     server_id(fields[3].decode()), gram_set)]
+    copies = copies_of(fields, line)
+    if copies is not None:
+        docs, domains, ips = copies
+        pages += [(ordinal, doc, len(grams), domain, ip, gram_set)
+                  for doc, domain, ip in zip(docs.tolist(), domains.tolist(), ips.tolist())]
+    return ordinal, grams, pages
+
+
 class MRGramDocumentFrequency(QuiltJob):
     def configure_args(self):
         super().configure_args()
@@ -142,25 +164,13 @@ class MRGramDocumentFrequency(QuiltJob):
         self.pages: list[tuple[int, ...]] = []  # ordinal, doc, n_grams, domain id, ip id, gram set
 
     def mapper(self, _, line):
-        fields = page_fields(line)
-        if fields is None:
-            raise ValueError(f"job (a) reads shingle lines only, got {line[:80]!r}")
-        ordinal = int(fields[0])
-        if not 0 <= ordinal < POPULAR:
-            raise ValueError(f"page ordinal out of range in shingle line {line[:80]!r}")
-        (grams,) = unpack(fields[4])
-        gram_set = gram_set_id(fields[4])
-        self.pages.append((ordinal, int(fields[1]), len(grams), server_id(fields[2].decode()),
-                           server_id(fields[3].decode()), gram_set))
-        copies = copies_of(fields, line)
-        if copies is None:
+        ordinal, grams, pages = shingle_pages(line)
+        self.pages.extend(pages)
+        if len(pages) == 1:
             self.pending.add(grams, np.full(len(grams), ordinal, np.uint32))
         else:
-            docs, domains, ips = copies
-            self.pages.extend((ordinal, doc, len(grams), domain, ip, gram_set)
-                              for doc, domain, ip in zip(docs.tolist(), domains.tolist(), ips.tolist()))
             self.weighted.add(grams, np.full(len(grams), ordinal, np.uint32),
-                              np.full(len(grams), 1 + len(docs), np.uint32))
+                              np.full(len(grams), len(pages), np.uint32))
         if self.pending.rows + self.weighted.rows + len(self.pages) >= self.options.flush_rows:  # pages: copies
             yield from self.flush()
 
