@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import zlib
 from collections import deque
 from pathlib import Path
 
@@ -182,15 +183,40 @@ def test_repair_cuts_a_partial_record_and_keeps_the_rest(tmp_path):
     assert complete_length(path) == len(whole)
     path.write_bytes(whole[:-37])  # killed while writing the last record (a request)
     assert repair(path) > 0
-    assert [s.url for s in read_crawl_allowing_unpaired(tmp_path)] == [f"http://r.test/{i}" for i in range(5)]
+    assert [s.url for s in read_crawl(tmp_path)] == [f"http://r.test/{i}" for i in range(4)]  # its response goes too
 
 
-def read_crawl_allowing_unpaired(directory: Path):
-    from warcio.archiveiterator import ArchiveIterator
+def test_repair_cuts_a_response_whose_request_was_never_written(tmp_path):
+    """A kill between the two members of an exchange leaves a whole response and no request:
+    the exchange is cut, so every stored response keeps its request."""
+    store = WarcStore(tmp_path / "warc", "snap", 10**9)
+    ends = []
+    for i in range(3):
+        store.write_exchange(Exchange(f"http://r.test/{i}", "127.0.0.1", "2026-01-01T00:00:00.000000Z",
+                                      f"GET /{i} HTTP/1.1", [("Host", "r.test")], "HTTP/1.1", "200 OK",
+                                      [("Content-Type", "text/html")], f"<p>{i}</p>".encode() * 50))
+        ends.append(store.existing()[0].stat().st_size)
+    store.close()
+    path = store.existing()[0]
+    whole = path.read_bytes()
+    members = member_ends(whole)
+    assert members[-1] == ends[-1] == len(whole) and ends[1] in members
+    response_end = members[members.index(ends[1]) + 1]  # the third exchange's response, complete
+    path.write_bytes(whole[:response_end])
+    assert complete_length(path) == ends[1]
+    assert repair(path) == response_end - ends[1]
+    assert [s.url for s in read_crawl(tmp_path)] == ["http://r.test/0", "http://r.test/1"]
 
-    with open(next((directory / "warc").glob("*.warc.gz")), "rb") as fh:
-        return [type("R", (), {"url": r.rec_headers.get_header("WARC-Target-URI")})
-                for r in ArchiveIterator(fh, check_digests="raise") if r.rec_type == "response"]
+
+def member_ends(data: bytes) -> list[int]:
+    """Where each gzip member of ``data`` ends, found by inflating them one by one."""
+    ends, at = [], 0
+    while at < len(data):
+        d = zlib.decompressobj(31)
+        d.decompress(data[at:])
+        at = len(data) - len(d.unused_data)
+        ends.append(at)
+    return ends
 
 
 def test_read_crawl_is_used_on_complete_files(tmp_path):

@@ -3,12 +3,13 @@
 Files are ``<dir>/<snapshot>-<NNNNN>.warc.gz``; each starts with a ``warcinfo`` record.  A
 fetch is written as its ``response`` then its ``request`` (``WARC-Concurrent-To`` links them)
 and flushed, so once ``write_exchange`` returns the record survives a SIGKILL.  A file cut
-short by a kill ends in a partial gzip member: :func:`repair` cuts it off at the end of the
-last complete member, which is the end of the last complete record.
+short by a kill ends in a partial gzip member, or in a response whose request never got
+written: :func:`repair` cuts it back to the end of the last complete exchange.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from warcio.warcwriter import WARCWriter
 import spamflow
 
 _CHUNK = 1 << 20
+_HEAD = 4096  # a WARC header block of ours is well under this
 
 
 def warc_now() -> str:
@@ -30,30 +32,39 @@ def warc_now() -> str:
 
 
 def complete_length(path: Path) -> int:
-    """Bytes of ``path`` up to the end of its last complete gzip member."""
+    """Bytes of ``path`` up to the end of its last complete exchange: complete gzip members,
+    ending after a ``request`` or ``warcinfo`` record, never after a ``response`` whose
+    ``request`` a kill cut off (its page is fetched again rather than stored half-paired)."""
     good = 0
-    offset = 0
-    decomp = zlib.decompressobj(31)
     member_start = 0
+    decomp = zlib.decompressobj(31)
+    head = b""  # the first bytes of the current member's record: enough for its WARC-Type
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             data = chunk
             while data:
                 try:
-                    decomp.decompress(data)
+                    out = decomp.decompress(data)
                 except zlib.error:
                     return good
+                if len(head) < _HEAD:
+                    head += out[:_HEAD - len(head)]
                 if decomp.eof:
-                    used = len(data) - len(decomp.unused_data)
-                    member_start += used
-                    good = member_start
+                    member_start += len(data) - len(decomp.unused_data)
+                    if not _is_response(head):
+                        good = member_start
                     data = decomp.unused_data
                     decomp = zlib.decompressobj(31)
+                    head = b""
                 else:
                     member_start += len(data)
                     data = b""
-            offset += len(chunk)
     return good
+
+
+def _is_response(head: bytes) -> bool:
+    """Whether a record's header block (its first bytes) says ``WARC-Type: response``."""
+    return re.search(rb"(?im)^WARC-Type:[ \t]*response[ \t]*\r?$", head.split(b"\r\n\r\n", 1)[0]) is not None
 
 
 def repair(path: Path) -> int:
