@@ -9,7 +9,6 @@ import random
 import re
 import zlib
 from collections import deque
-from pathlib import Path
 
 import pytest
 
