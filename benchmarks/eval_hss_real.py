@@ -1,9 +1,9 @@
 """HSS clustering quality on real pages, per setting: recall inside real one-template sites
 and joins across unrelated sites.  The figures of docs/hss.md ("Real template sites").
 
-Run from the repository root (about a minute per seed)::
+Run from the repository root (about a minute per seed and noise)::
 
-    PYTHONPATH=.:plugins .venv/bin/python benchmarks/eval_hss_real.py [--seeds 0 1 2]
+    PYTHONPATH=.:plugins .venv/bin/python benchmarks/eval_hss_real.py [--seeds 0 1 2] [--noise paper markup markup-urls]
 
 Pages (../shared/data; the script stops with a message when it is absent):
 
@@ -51,6 +51,7 @@ sys.path[:0] = [str(REPO), str(REPO / "plugins"), str(REPO / "tests")]
 import hss_real_pages  # noqa: E402
 
 from spamflow_hss.fingerprint import EMPTY, fingerprint_hashes, orderings  # noqa: E402
+from spamflow_hss.markup_noise import NOISE_MODES, page_noise  # noqa: E402
 from spamflow_hss.noise_window import window_ngram_hashes  # noqa: E402
 from spamflow_hss.probing import cluster_fingerprints  # noqa: E402
 
@@ -81,9 +82,10 @@ def load() -> tuple[list[hss_real_pages.RealPage], dict[str, list[int]], list[in
     return pages, sites, background
 
 
-def fingerprints(pages: list[hss_real_pages.RealPage], window: int, seed: int) -> np.ndarray:
+def fingerprints(pages: list[hss_real_pages.RealPage], window: int, seed: int, mode: str = "paper") -> np.ndarray:
     order = orderings(M, seed)
-    return np.stack([fingerprint_hashes(window_ngram_hashes(p.noise, N, window), order) for p in pages])
+    return np.stack([fingerprint_hashes(window_ngram_hashes(page_noise(p.noise, mode), N, window), order)
+                     for p in pages])
 
 
 def graph_components(fps: np.ndarray, t: int) -> np.ndarray:
@@ -128,6 +130,9 @@ def evaluate(labels: np.ndarray, pages, sites: dict[str, list[int]], background:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of the orderings and probes")
+    ap.add_argument("--noise", nargs="+", default=["paper"], metavar="MODE",
+                    help=f"run every setting with each of these noises ({', '.join(NOISE_MODES)}; default: paper)")
+    ap.add_argument("--settings", type=int, nargs="+", help="only these settings (0-based indexes of SETTINGS)")
     ap.add_argument("--clusters", type=int, default=None, metavar="WINDOW",
                     help="list the background's multi-site clusters at the first seed: with 0, the default's; "
                          "with a window, those it makes that the default does not")
@@ -139,11 +144,14 @@ def main() -> None:
     over = {w: sum(len(p.noise) - N + 1 > 2 * w for p in pages) for w in (4000, 16000)}
     print(f"{len(pages)} pages loaded in {time.perf_counter() - started:.0f} s; pages with more than 2 x 4,000 / "
           f"2 x 16,000 n-grams of noise (the ones a window changes): {over[4000]} / {over[16000]}")
-    for seed in args.seeds:
-        print(f"\nseed {seed}")
+    settings = [SETTINGS[i] for i in args.settings] if args.settings else SETTINGS
+    for seed, mode in ((seed, mode) for seed in args.seeds for mode in args.noise):
+        print(f"\nseed {seed}, {mode} noise")
         cache: dict[int, np.ndarray] = {}
-        for label, window, t, procedure in SETTINGS:
-            fps = cache.setdefault(window, fingerprints(pages, window, seed))
+        for label, window, t, procedure in settings:
+            if window not in cache:
+                cache[window] = fingerprints(pages, window, seed, mode)
+            fps = cache[window]
             labels = (graph_components(fps, t) if procedure == "graph"
                       else cluster_fingerprints(fps, K, P, t, seed))
             result = evaluate(labels, pages, sites, background)

@@ -24,7 +24,8 @@ that crawl's own cross-domain null, as the stage does):
 Settings (``--settings`` picks some by index): the paper's t = 35 (whole noise), t = 35 with
 the markup noise (the default since issue 35), t: auto with either noise (false_edge_rate
 0.01, 10^6 null pairs, t in [8, 35]), and t: auto with a beta-binomial fitted to the null's
-bulk (tried, not adopted; docs/hss.md) with either noise.  ``--families``: the stitched
+bulk (tried, not adopted; docs/hss.md) with either noise, and t = 35 with the ``markup-urls``
+noise (URL values cut to one mark; docs/hss.md, "Giant listing pages").  ``--families``: the stitched
 families' crawl, the dilute families' crawl (``doorway_families.dilute_families``), or both.  Then, per
 setting and crawl, what auto saw: the chosen t, K (cross-domain candidate pairs per page),
 the null's tail and the expected false edges per page at the chosen t.
@@ -64,7 +65,8 @@ N, M, K, P = DEFAULTS.n, DEFAULTS.m, DEFAULTS.k, DEFAULTS.p
 SETTINGS = [("t=35, paper noise (the paper)", 35, "paper"), ("t=35, markup noise", 35, "markup"),
             ("t=auto, paper noise", "auto", "paper"), ("t=auto, markup noise", "auto", "markup"),
             ("t=auto with the bulk-fitted null, paper noise", "auto-bulk", "paper"),
-            ("t=auto with the bulk-fitted null, markup noise", "auto-bulk", "markup")]
+            ("t=auto with the bulk-fitted null, markup noise", "auto-bulk", "markup"),
+            ("t=35, markup-urls noise", 35, "markup-urls")]
 
 
 class Page:
@@ -244,9 +246,7 @@ def main() -> None:
     print(f"template crawl: {len(templates)} pages; loaded in {time.perf_counter() - started:.0f} s")
     settings = [SETTINGS[i] for i in args.settings] if args.settings else SETTINGS
     for seed in args.seeds:
-        for mode in ("paper", "markup"):
-            if not any(m == mode for _, _, m in settings):
-                continue
+        for mode in dict.fromkeys(m for _, _, m in settings):
             fds = {kind: fingerprints(doorways, mode, seed) for kind, doorways in crawls.items()}
             ft = fingerprints(templates, mode, seed)
             for kind, fd in fds.items():

@@ -41,7 +41,8 @@ def fingerprint_part(pages: Path, out: Path, n: int, m: int, seed: int, window: 
                      done: Callable[[int], None] | None = None, noise_mode: str = "paper") -> dict[str, int]:
     """Fingerprint every page of one Parquet part of the page table into ``out`` (its first
     and last ``window`` n-grams, all of them with 0; ``ngrams`` counts them all), of the noise
-    ``noise_mode`` selects (markup_noise.py: ``paper``, all of it; ``markup``, inside tags).
+    ``noise_mode`` selects (markup_noise.py: ``paper``, all of it; ``markup``, inside tags;
+    ``markup-urls``, inside tags with URL values cut to one mark).
 
     Counts: ``pages``; ``short_pages``, with fewer than n characters of noise (an all-empty
     fingerprint that never matches); ``sparse_pages``, with at least one empty dimension

@@ -39,7 +39,8 @@ class MRFingerprint(MRJob):
         self.add_passthru_arg("--window", type=int, default=0,
                               help="fingerprint the first and last WINDOW n-grams of a page (0: all)")
         self.add_passthru_arg("--noise", choices=NOISE_MODES, default="paper",
-                              help="paper: the whole HTML noise; markup: its part inside tags")
+                              help="paper: the whole HTML noise; markup: its part inside tags; "
+                                   "markup-urls: that with URL values cut to one mark")
 
     def mapper(self, _, line):
         yield fingerprint_line(line, self.options.n, self.options.m, self.options.seed, self.options.window,
