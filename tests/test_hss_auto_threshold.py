@@ -100,7 +100,7 @@ def test_auto_threshold_on_fingerprints_is_the_exact_null_when_the_sample_covers
 def test_params():
     # the defaults: the paper's t = 35 with the markup noise (docs/hss.md: it is better or equal on
     # every measure we have); the paper exactly is noise: paper, t: 35 (and exclude_error_pages: false)
-    assert HSSParams().t == 35 and HSSParams().noise == "markup"
+    assert HSSParams().t == 35 and HSSParams().noise == "markup-urls"
     assert HSSParams(noise="paper").noise == "paper"
     assert HSSParams(t="auto").t == "auto"
     with pytest.raises(ValueError):

@@ -116,7 +116,7 @@ def test_the_noise_is_its_definition():
     for _ in range(200):
         noise = "".join(rng.choice(list('<>="\'/:-. \r\n?#'), int(rng.integers(0, 80))))
         assert page_noise(noise, "markup-urls") == scanned(noise), noise
-    assert HSSParams(noise="markup-urls").noise == "markup-urls" and HSSParams().noise == "markup"
+    assert HSSParams(noise="markup-urls").noise == "markup-urls" and HSSParams().noise == "markup-urls"
 
 
 @pytest.mark.slow

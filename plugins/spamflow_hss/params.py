@@ -28,13 +28,13 @@ class HSSParams(ErrorPageParams):
         "t: auto: cross-domain page pairs sampled (with a fixed seed) for the null distribution of Sim_b"))
     t_min: int = Field(8, ge=1, description="t: auto: the lowest t it may choose")
     t_max: int = Field(35, ge=1, description="t: auto: the highest t it may choose (the paper's 35)")
-    noise: Literal["paper", "markup", "markup-urls"] = Field("markup", description=(
-        "markup (not in the paper; the default, measured better or equal on every measure in docs/hss.md): only "
-        "the noise inside tags, leaving out the punctuation of the text between them (markup_noise.py).  paper: "
-        "the whole HTML noise (section 3.1); noise: paper with t: 35 and exclude_error_pages: false is the paper.  "
-        "markup-urls: markup with every URL attribute value cut to its first mark and line ends as LF; joins a "
-        "template's giant listing pages (thousands of item links) to it, but also more pages of shared templates "
-        "across sites (docs/hss.md, \"Giant listing pages\")"))
+    noise: Literal["paper", "markup", "markup-urls"] = Field("markup-urls", description=(
+        "markup-urls (not in the paper; the default): the noise inside tags, leaving out the punctuation of the "
+        "text between them, with every URL attribute value cut to its first mark (an item's URL is data, not "
+        "template) and line ends read as LF (markup_noise.py); joins a template's giant listing pages to it.  "
+        "markup: the same without the URL cut and the LF reading (the default before; docs/hss.md, \"Giant "
+        "listing pages\").  paper: the whole HTML noise (section 3.1); noise: paper with t: 35 and "
+        "exclude_error_pages: false is the paper"))
     noise_window: int = Field(0, ge=0, description=(
         "0 (the paper's preprocessing): fingerprint every n-gram of a page's HTML noise.  N > 0: only its first "
         "and last N n-grams, where a template is, and not a huge content block between them (pages with at most "
