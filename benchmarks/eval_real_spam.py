@@ -307,15 +307,17 @@ def build_corpus(out: Path, seed: int = 0, kit_pages: int | None = None, pages_p
 
 # -------------------------------------------------------------------------------------------------- the run
 def default_detectors() -> list[str]:
-    """Every detector the installed plugins offer but ``classify`` (``spamflow detectors``)."""
+    """Every detector the installed plugins offer for a crawl (``spamflow detectors``) but
+    ``classify``: not those that read a published host graph (``requires: hostgraph``)."""
     from spamflow.plugins import get_plugins
 
-    return [n for n in get_plugins().detectors.names() if n != "classify"]
+    detectors = get_plugins().detectors
+    return [n for n in detectors.names() if n != "classify" and "hostgraph" not in detectors[n].cls.requires]
 
 
 DETECTOR_PARAMS: dict[str, dict[str, Any]] = {
     "quilt": {"foreign": "domain"},  # sources on another registered domain (docs/fired.md: for whole honest sites)
-    "hss": {"t": "auto", "noise": "markup"},  # issue 35 item 1
+    "hss": {"t": "auto"},  # issue 35 item 1 (noise: the default, markup-urls)
     "spin": {"dictionary": ["package:spamflow.demo/texts/spin-dictionary.txt"]},
 }
 
