@@ -225,6 +225,25 @@ def test_every_walk_of_a_snapshot_in_one_job_equals_the_in_memory_walks(tmp_path
     assert mr.jobs == 2 and not list(tmp_path.iterdir())
 
 
+def test_walks_stopped_by_max_iter_in_a_longer_job_keep_their_last_iterate(tmp_path):
+    """max_iter 3 while truncated PageRank and the balls need 4 steps: the job has 4 and the
+    rank walks freeze on iteration 3, as the in-memory walk stopped there."""
+    a = random_graph(40, 150, seed=9)
+    seeds = np.zeros(40)
+    seeds[[1, 5]] = 1.0
+    wanted = dict(alpha=0.85, tol=1e-10, trust_seeds=seeds, truncated_steps=4, distances=4, log2m=5, seed=2,
+                  exact=True)
+    mr = MapReduceRanks(tmp_path, "inline", max_iter=3)
+    got, want = mr.walks(a, a, **wanted), MemoryRanks().walks(a, a, **wanted)
+    assert mr.jobs == 1 and mr.steps == 4
+    for p, teleport, reverse in ((got.pagerank, None, False), (got.trustrank, seeds, False), (got.cheirank, None, True)):
+        assert l1(p, power_iteration(Walk.of(a, reverse=reverse), 0.85, teleport, 1e-10, 3)[0]) < TOL
+    pr = power_iteration(Walk.of(a), 0.85, None, 1e-10, 3)[0]  # truncated PageRank subtracts from this PageRank
+    want_truncated = MemoryRanks().truncated_pagerank(a, 4, 0.85, pr)
+    assert all(l1(got.truncated[t], want_truncated[t]) < TOL for t in (1, 2, 3, 4))
+    assert all(np.array_equal(got.supporters[k], want.supporters[k]) for k in (1, 2, 3, 4))
+
+
 @pytest.mark.parametrize("exact", [True, False])
 def test_supporters_equal_the_in_memory_counts_inline(tmp_path, exact):
     b = random_graph(120, 300, seed=5)
