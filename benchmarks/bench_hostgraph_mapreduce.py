@@ -54,7 +54,7 @@ def one_size(folder: Path, edges: int, runner: str) -> dict[str, float]:
     from spamflow.hostgraph_build import build_with_mapreduce
     from spamflow.hostgraph_files import read_text_graph
     from spamflow_links.file_graph import FileGraph
-    from spamflow_links.mapreduce import MapReduceRanks, read_walk
+    from spamflow_links.mapreduce import MapReduceRanks, RankWalk, WalkLines
 
     vertices, edge_file = write_graph(folder, edges // 10, edges)
     base_wall, base_cpu, graph = measured(read_text_graph, str(vertices), str(edge_file))
@@ -69,8 +69,21 @@ def one_size(folder: Path, edges: int, runner: str) -> dict[str, float]:
     solver = MapReduceRanks(folder / "ranks", runner, max_iter=2)
     walk_wall, walk_cpu, _ = measured(solver.power_iteration, file_graph, 0.85)
     uniform = np.full(n, 1.0 / n)
-    write_wall, write_cpu, written = measured(solver._write_walk, file_graph.walk(False), uniform, uniform, 10)
-    read_wall, read_cpu, _ = measured(read_walk, written, n)
+    written = folder / "walk-input.txt"
+
+    def write() -> None:
+        with open(written, "w", encoding="utf-8") as fh:
+            RankWalk(file_graph.walk(False), 0.85, 1e-10, uniform, 10).write(fh, "p")
+
+    def read():
+        lines = WalkLines(n)
+        with open(written, encoding="utf-8") as fh:
+            for line in fh:
+                lines.add(line.rstrip("\n").split("\t")[1:])
+        return lines.state(written)
+
+    write_wall, write_cpu, _ = measured(write)
+    read_wall, read_cpu, _ = measured(read)
     ball_wall, ball_cpu, _ = measured(solver.supporters, file_graph, 1, 7, 0, False)
     print(f"{m:,} edges, {n:,} hosts ({edge_file.stat().st_size / 1e6:.1f} MB gzip), {runner} runner:")
     for name, wall, used in (("in-memory reader (baseline)", base_wall, base_cpu), ("build job, 8 steps", build_wall,

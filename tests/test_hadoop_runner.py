@@ -287,7 +287,7 @@ def test_links_jobs(hadoop, tmp_path):
     want = MemoryRanks().supporters(a, 1, 6, 3, False)  # HyperLogLog registers: their union is exact
     found = MapReduceRanks(tmp_path / "balls", "hadoop").supporters(a, 1, 6, 3, False)
     assert sorted(found) == [1] and np.array_equal(found[1], want[1]) and want[1].sum() > 0
-    assert _job_files(_steps_since(hadoop, before)) == {"mr_host_edges.py", "mr_rank_walk.py", "mr_ball_step.py"}
+    assert _job_files(_steps_since(hadoop, before)) == {"mr_host_edges.py", "mr_walks.py"}
 
 
 # --- ensemble ----------------------------------------------------------------------------------

@@ -121,7 +121,8 @@ def test_features_of_a_graph_read_by_mapreduce_equal_the_in_memory_ones_and_netw
     assert "adjacency" in built["outputs"] and "edges" not in built["outputs"]
     assert built["mapreduce_applications"] == 1
     record = stages["mapreduce"]["links_hostgraph"]
-    assert record["mapreduce_applications"] <= 2 + 3 + 3 + 1 + 1 + 3  # sums, walks (<= 3 jobs each), balls
+    # the neighbour sums (2 jobs) and every walk in one job, plus <= 2 for rank walks not converged in it
+    assert 2 + 1 <= record["mapreduce_applications"] <= 2 + 3
     assert record["counts"]["mapreduce_jobs"] == record["mapreduce_applications"]
     assert set(rows["mapreduce"]) == set(rows["memory"]) == set(hosts)
     columns = [c for c in rows["memory"][hosts[0]] if c not in ("snapshot", "host")]

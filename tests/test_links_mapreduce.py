@@ -25,14 +25,14 @@ from spamflow_links.detector import LinksDetector, load_graphs
 from spamflow_links.hostgraph import graph_from_edges
 from spamflow_links.incremental import FrozenLinks
 from spamflow_links.mapreduce import MapReduceRanks, host_graphs_mapreduce
-from spamflow_links.mr_ball_step import unite
+from spamflow_links.mr_ball_step import spread, unite
 from spamflow_links.mr_rank_walk import gather, gather_mass, scatter
 from spamflow_links.params import LinksParams
 from spamflow_links.ranks import Walk, power_iteration, rank_index
 from spamflow_links.static_features import STATIC_COLUMNS, MemoryRanks
 
 JOB_MODULES = ("spamflow_links.mr_host_edges", "spamflow_links.mr_rank_walk", "spamflow_links.mr_ball_step",
-               "spamflow_links.mr_node_stats")
+               "spamflow_links.mr_walks", "spamflow_links.mr_node_stats")
 TOL = 1e-9  # L1, per rank vector
 
 
@@ -191,7 +191,57 @@ def test_a_step_by_hand():
         gather("9", [0.1], alpha=0.5, keep=2)
     assert unite("1", [["s", "0f00", "2"], "01ff"], "hll").split("\t")[1] == "0fff"
     assert unite("1", [["s", "1", "2"], "0,3", "3"], "exact").split("\t")[1:] == ["0,1,3", "2", "3"]
+    # grown its distances (a job longer than the balls need): it sends nothing and keeps its sizes
+    assert list(spread("1\t0,1\t2\t1,2", distances=2)) == [("1", ["s", "0,1", "2", "1,2"])]
+    assert unite("1", [["s", "0,1", "2", "1,2"]], "exact", distances=2) == "1\t\t\t1,2"
+    assert len(list(spread("1\t0,1\t2\t2", distances=2))) == 2  # one distance to go: sends its ball to 2
     assert list(scatter("0\tL\t0.5\t0.5\t0.0\t1:1.0\t")) == [("0", ["L", 0.5, 0.5, 0.0, "1:1.0", []]), ("1", 0.5)]
+
+
+def assert_same_walks(got, want) -> None:
+    """Every walk of ``walks`` within 1e-9 in L1, the supporters exactly."""
+    for name in ("pagerank", "trustrank", "cheirank"):
+        assert l1(getattr(got, name), getattr(want, name)) < TOL, name
+    assert sorted(got.truncated) == sorted(want.truncated) == [1, 2, 3, 4]
+    assert all(l1(got.truncated[t], want.truncated[t]) < TOL for t in want.truncated)
+    assert sorted(got.supporters) == sorted(want.supporters) == [1, 2, 3, 4]
+    assert all(np.array_equal(got.supporters[k], want.supporters[k]) for k in want.supporters)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_every_walk_of_a_snapshot_in_one_job_equals_the_in_memory_walks(tmp_path, exact):
+    """PageRank, TrustRank, CheiRank, truncated PageRank and the supporters together: the same
+    vectors as the in-memory solver's, one after the other (alpha 0.5: the rank walks converge
+    within the second job on inline, whose first job is 10 steps)."""
+    a = random_graph(60, 240, seed=3, counts=True)
+    seeds = np.zeros(60)
+    seeds[[2, 17]] = 1.0
+    wanted = dict(alpha=0.5, tol=1e-10, trust_seeds=seeds, truncated_steps=4, distances=4, log2m=6, seed=1,
+                  exact=exact)
+    mr = MapReduceRanks(tmp_path, "inline")
+    want = MemoryRanks().walks(a, a, **wanted)
+    assert_same_walks(mr.walks(a, a, **wanted), want)
+    assert want.supporters[3].sum() > 0 and want.trustrank is not None
+    assert mr.jobs == 2 and not list(tmp_path.iterdir())
+
+
+def test_walks_stopped_by_max_iter_in_a_longer_job_keep_their_last_iterate(tmp_path):
+    """max_iter 3 while truncated PageRank and the balls need 4 steps: the job has 4 and the
+    rank walks freeze on iteration 3, as the in-memory walk stopped there."""
+    a = random_graph(40, 150, seed=9)
+    seeds = np.zeros(40)
+    seeds[[1, 5]] = 1.0
+    wanted = dict(alpha=0.85, tol=1e-10, trust_seeds=seeds, truncated_steps=4, distances=4, log2m=5, seed=2,
+                  exact=True)
+    mr = MapReduceRanks(tmp_path, "inline", max_iter=3)
+    got, want = mr.walks(a, a, **wanted), MemoryRanks().walks(a, a, **wanted)
+    assert mr.jobs == 1 and mr.steps == 4
+    for p, teleport, reverse in ((got.pagerank, None, False), (got.trustrank, seeds, False), (got.cheirank, None, True)):
+        assert l1(p, power_iteration(Walk.of(a, reverse=reverse), 0.85, teleport, 1e-10, 3)[0]) < TOL
+    pr = power_iteration(Walk.of(a), 0.85, None, 1e-10, 3)[0]  # truncated PageRank subtracts from this PageRank
+    want_truncated = MemoryRanks().truncated_pagerank(a, 4, 0.85, pr)
+    assert all(l1(got.truncated[t], want_truncated[t]) < TOL for t in (1, 2, 3, 4))
+    assert all(np.array_equal(got.supporters[k], want.supporters[k]) for k in (1, 2, 3, 4))
 
 
 @pytest.mark.parametrize("exact", [True, False])
@@ -344,17 +394,18 @@ def test_job_modules_import_without_spamflow(module):
 
 
 def test_job_runs_as_a_script(tmp_path):
-    """A job file runs by itself, as Hadoop streaming starts it (``python mr_rank_walk.py``):
+    """A job file runs by itself, as Hadoop streaming starts it (``python mr_walks.py``):
     two PageRank iterations on 0 -> 1 (1 dangling), alpha 0.85, worked by hand:
     p_1 = (0.15 / 2 + 0.85 * 0.5 / 2, that + 0.85 * 0.5) = (0.2875, 0.7125)."""
     import spamflow_links
 
     source = tmp_path / "in.txt"
-    source.write_text("0\tL\t0.5\t0.5\t0.0\t1:1.0\t\n1\tL\t0.5\t0.5\t0.5\t\t\n*\tM\t0.0\t0\t0.5\t2\t1000\t\t0\n")
-    script = Path(spamflow_links.__file__).parent / "mr_rank_walk.py"
-    out = subprocess.run([sys.executable, str(script), "-r", "inline", "--no-conf", "--alpha", "0.85",
+    source.write_text("p\t0\tL\t0.5\t0.5\t0.0\t1:1.0\t\np\t1\tL\t0.5\t0.5\t0.5\t\t\n"
+                      "p\t*\tM\t0.0\t0\t0.5\t2\t1000\t\t0\n")
+    script = Path(spamflow_links.__file__).parent / "mr_walks.py"
+    out = subprocess.run([sys.executable, str(script), "-r", "inline", "--no-conf", "--rank", "p:0.85:0.0:2",
                           "--steps", "2", str(source)], capture_output=True, text=True, check=True, timeout=120)
-    lines = [line.split("\t") for line in out.stdout.splitlines()]
+    lines = [line.split("\t")[1:] for line in out.stdout.splitlines()]
     p_1 = {f[0]: float(f[6].split(",")[0]) for f in lines if f[1] == "L"}
     assert p_1 == pytest.approx({"0": 0.2875, "1": 0.7125}, abs=1e-15)
     assert [f[3] for f in lines if f[0] == "*"] == ["2"]
@@ -371,8 +422,15 @@ def test_spark_local_mode_steps_equal_the_in_memory_walk(tmp_path, monkeypatch):
     got = host_graphs_mapreduce([Path(f) for f in dataset.files], tmp_path / "work", runner="spark", runner_args=args)
     assert_same_graphs(got, load_graphs(dataset, LinksParams(), progress=False))
     a = got[1][0].adjacency
-    p, _ = MapReduceRanks(tmp_path / "ranks", "spark", args, max_iter=1).power_iteration(a, 0.85)
-    assert l1(p, power_iteration(Walk.of(a), 0.85, None, 1e-10, 1)[0]) < TOL
+    seeds = np.zeros(a.shape[0])
+    seeds[[0, 3]] = 1.0
+    # every walk of the snapshot in ONE application: at alpha 0.5 and tol 1e-6 the rank walks'
+    # guaranteed bound (22 iterations) is within the first job's 30 steps
+    wanted = dict(alpha=0.5, tol=1e-6, trust_seeds=seeds, truncated_steps=4, distances=4, log2m=6, seed=1,
+                  exact=False)
+    mr = MapReduceRanks(tmp_path / "ranks", "spark", args)
+    assert_same_walks(mr.walks(a, a, **wanted), MemoryRanks().walks(a, a, **wanted))
+    assert mr.jobs == 1
 
 
 def test_job_sizes_with_tol_zero_run_to_max_iter_in_two_jobs():

@@ -19,19 +19,20 @@ import sys
 from pathlib import Path
 from spamflow.errors import SpamflowError
 from spamflow.mr import run_job
-from spamflow_links.mr_rank_walk import MRRankWalk, mass_record, node_record
+from spamflow_links.mr_rank_walk import mass_record, node_record
+from spamflow_links.mr_walks import MRWalks
 
 folder, runner, extra = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 good = folder / "walk.txt"
-good.write_text("\\n".join([node_record(0, 0.5, 0.5, 0.0, "1:1.0"), node_record(1, 0.5, 0.5, 0.5, ""),
-                            mass_record(0.0, 0, 0.5, 2, 1000)]) + "\\n")
-args = ["--alpha", "0.85", "--steps", "2"]
-run_job(MRRankWalk, [good], folder / "out.txt", runner=runner, args=args, runner_args=extra)
+good.write_text("".join(f"p\\t{line}\\n" for line in [node_record(0, 0.5, 0.5, 0.0, "1:1.0"),
+                        node_record(1, 0.5, 0.5, 0.5, ""), mass_record(0.0, 0, 0.5, 2, 1000)]))
+args = ["--rank", "p:0.85:0.0:2", "--steps", "2"]
+run_job(MRWalks, [good], folder / "out.txt", runner=runner, args=args, runner_args=extra)
 print("lines", len((folder / "out.txt").read_text().splitlines()))
 bad = folder / "bad.txt"
-bad.write_text("0\\tX\\tnot a record\\n")
+bad.write_text("p\\t0\\tX\\tnot a record\\n")
 try:
-    run_job(MRRankWalk, [bad], folder / "bad-out.txt", runner=runner, args=args, runner_args=extra)
+    run_job(MRWalks, [bad], folder / "bad-out.txt", runner=runner, args=args, runner_args=extra)
 except SpamflowError as exc:
     print("failed:", str(exc).splitlines()[0][:80])
 """
@@ -55,6 +56,6 @@ def test_a_job_leaves_nothing_in_the_temp_folder_whether_it_succeeds_or_fails(tm
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(work), runner, *extra], env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "lines 3" in done.stdout and "failed: MapReduce job MRRankWalk failed" in done.stdout, done.stdout
+    assert "lines 3" in done.stdout and "failed: MapReduce job MRWalks failed" in done.stdout, done.stdout
     assert sorted(p.name for p in temp.iterdir()) == []
     assert sorted(p.name for p in work.iterdir()) == ["bad.txt", "out.txt", "walk.txt"]

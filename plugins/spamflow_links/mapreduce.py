@@ -4,8 +4,9 @@ the job through ``spamflow.mr.run_job`` and reads the result back into the same 
 arrays the in-memory code makes (same definitions: :mod:`spamflow_links.ranks`,
 :mod:`spamflow_links.neighbourhood`), so the features agree within float rounding.
 
-A walk or a ball computation is ONE multi-step job (one Spark application), not one job per
-iteration: a cluster charges its start-up cost (10-60 s) per application.  The driver keeps
+Every walk of a snapshot (the rank walks, truncated PageRank, the supporter balls) runs in ONE
+multi-step job (one Spark application, :mod:`spamflow_links.mr_walks`), not one job per walk
+or per iteration: a cluster charges its start-up cost (10-60 s) per application.  The driver keeps
 O(nodes) vectors (the rank vector, the ball sizes), and finishes from the job's last records
 what the job could not see yet (the last two iterations' L1 changes); the O(edges) work is
 in the jobs.
@@ -16,8 +17,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +30,12 @@ from spamflow.mr import run_job
 from spamflow.mr.driver import concrete_runner, package_zip
 from spamflow_links.file_graph import FileGraph, FileWalk
 from spamflow_links.hostgraph import HostGraph, graphs_from_records
-from spamflow_links.mr_ball_step import MRBallSteps
 from spamflow_links.mr_host_edges import MRHostEdges
-from spamflow_links.mr_rank_walk import MASS, MRRankWalk, mass_record, node_record, parse_mass
+from spamflow_links.mr_rank_walk import MASS, mass_record, node_record, parse_mass
+from spamflow_links.mr_walks import MRWalks, balls_option, rank_option
 from spamflow_links.neighbourhood import hll_estimate, hll_init
 from spamflow_links.ranks import check_weights
+from spamflow_links.static_features import Walked
 
 
 def host_graphs_mapreduce(parts: Sequence[Path], workdir: Path, *, nofollow: bool = True, runner: str = "inline",
@@ -97,17 +99,6 @@ class MatrixWalk:
         return np.asarray(self.matrix.T @ spread).ravel()
 
 
-def _read_sizes(path: Path, n: int, steps: int) -> list[list[str]]:
-    """The balls' sizes after each step of a supporter-ball job, by step and node id."""
-    sizes = [[""] * n for _ in range(steps)]
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            node, _, _, recorded = line.rstrip("\n").split("\t")
-            for k, size in enumerate(recorded.split(",")):
-                sizes[k][int(node)] = size
-    return sizes
-
-
 FIRST_STEPS = 30
 """Steps of a walk's first job on a cluster runner: most walks converge within it (the
 guaranteed bound, :func:`steps_to_converge` from a change of 2, is ~150 steps at alpha 0.85
@@ -151,6 +142,11 @@ def _l1(a: np.ndarray, b: np.ndarray) -> float:
     return math.fsum(np.abs(a - b).tolist())
 
 
+PAGERANK, TRUSTRANK, CHEIRANK, TRUNCATED, SUPPORTERS = "p", "t", "c", "x", "s"
+"""The walks' names in a job's records (:mod:`spamflow_links.mr_walks`): short, as every
+record and every message key carries one."""
+
+
 @dataclass
 class WalkState:
     """The last records of a rank walk (:mod:`spamflow_links.mr_rank_walk`)."""
@@ -163,46 +159,167 @@ class WalkState:
     y: np.ndarray
     history: list[np.ndarray]
     """Earlier full values, newest first."""
-    frozen: np.ndarray | None
-    """The kept iterate, once the nodes froze."""
+    frozen: list[np.ndarray] | None
+    """Once the nodes froze: the kept iterate, then the earlier ones the nodes kept (newest first)."""
 
     def full(self, teleport: np.ndarray) -> np.ndarray:
         """p_t = y_t + J_t v."""
         return self.y + self.jump * teleport
 
 
-def read_walk(path: Path, n: int) -> WalkState:
-    """The state of ``n`` nodes after a rank walk job, from its output file."""
-    mass = None
-    y, frozen = np.zeros(n), np.zeros(n)
-    histories: list[list[float]] = [[] for _ in range(n)]
-    kinds = set()
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            fields = line.rstrip("\n").split("\t")
-            if fields[0] == MASS:
-                mass = parse_mass(fields[2:])
-                continue
-            node, kind = int(fields[0]), fields[1]
-            kinds.add(kind)
-            if kind == "F":
-                frozen[node] = float(fields[2])
-            else:
-                y[node] = float(fields[2])
-                histories[node] = [float(x) for x in fields[6].split(",")] if fields[6] else []
-    if mass is None or len(kinds) > 1:
-        raise SpamflowError(f"{path}: not the output of a rank walk (mass record: {mass is not None}, "
-                            f"node kinds: {sorted(kinds)})")
-    jump, t, _, _, stop, errors, _ = mass
-    depth = min((len(h) for h in histories), default=0)
-    history = [np.array([h[k] for h in histories]) for k in range(depth)]
-    return WalkState(t, jump, stop, errors, y, history, frozen if kinds == {"F"} else None)
+class WalkLines:
+    """A rank walk's state, read from a job's output a record (its tab-separated fields) at a time."""
+
+    def __init__(self, n: int) -> None:
+        self.mass: tuple | None = None
+        self.y = np.zeros(n)
+        self.histories: list[list[float]] = [[] for _ in range(n)]
+        self.frozen: list[list[float]] = [[] for _ in range(n)]
+        self.kinds: set[str] = set()
+
+    def add(self, fields: list[str]) -> None:
+        if fields[0] == MASS:
+            self.mass = parse_mass(fields[2:])
+            return
+        node, kind = int(fields[0]), fields[1]
+        self.kinds.add(kind)
+        if kind == "F":
+            self.frozen[node] = [float(x) for x in fields[2].split(",")]
+        else:
+            self.y[node] = float(fields[2])
+            self.histories[node] = [float(x) for x in fields[6].split(",")] if fields[6] else []
+
+    def state(self, where: Path | str) -> WalkState:
+        if self.mass is None or len(self.kinds) > 1:
+            raise SpamflowError(f"{where}: not the output of a rank walk (mass record: {self.mass is not None}, "
+                                f"node kinds: {sorted(self.kinds)})")
+        jump, t, _, _, stop, errors, _ = self.mass
+        frozen = None
+        if self.kinds == {"F"}:
+            depth = min(len(values) for values in self.frozen)
+            frozen = [np.array([values[k] for values in self.frozen]) for k in range(depth)]
+        depth = min((len(h) for h in self.histories), default=0)
+        history = [np.array([h[k] for h in self.histories]) for k in range(depth)]
+        return WalkState(t, jump, stop, errors, self.y, history, frozen)
+
+
+@dataclass
+class RankWalk:
+    """A rank walk of a job (:func:`spamflow_links.mr_walks.rank_option`) and what the driver
+    learnt of it from the jobs' last records."""
+
+    walk: MatrixWalk | FileWalk
+    alpha: float
+    tol: float
+    teleport: np.ndarray
+    """v (sums to 1): where the walk starts and jumps to."""
+    last: int
+    """The iteration it stops at if not converged before (max_iter; truncated PageRank: its T)."""
+    history: int = 2
+    changes: list[float] = field(default_factory=list)
+    """The L1 change of iteration 1, 2, ... as far as known."""
+    kept: list[np.ndarray] | None = None
+    """Once finished: the iterate it stopped at, then the earlier ones it kept, newest first."""
+    iterations: int = 0
+
+    def write(self, fh, name: str) -> None:
+        """The walk's input: every node's record with y = v (J = 0), and the mass record."""
+        walk, v = self.walk, self.teleport
+        u = walk.u(v)  # S v: what the teleport part of p sends each node
+        dangling_teleport = math.fsum(v[walk.out_weight <= 0].tolist())
+        for i, edges in walk.rows():
+            fh.write(f"{name}\t{node_record(i, float(v[i]), float(v[i]), float(u[i]), edges)}\n")
+        fh.write(f"{name}\t{mass_record(0.0, 0, dangling_teleport, len(v), self.last)}\n")
+
+    def next_steps(self, jobs: int, first: int, done: int) -> int:
+        """Steps the walk wants of the next job (:func:`next_job_steps`), at most to ``last``."""
+        return min(next_job_steps(self.alpha, self.tol, self.changes, jobs, first), self.last - done)
+
+    def finish(self, walked: WalkState) -> bool:
+        """Learn from the walk's last records; True once it has stopped (``kept`` is then set):
+        the nodes froze, or what the job could not see yet (the last two iterations' L1
+        changes) says it converged, or it reached its stop."""
+        if walked.frozen is not None:
+            self.kept, self.iterations = walked.frozen, walked.stop
+            return True
+        t = walked.t
+        newest_first = [walked.full(self.teleport), *walked.history]  # p_t, p_t-1, ...
+        stop = walked.stop
+        before = [_l1(newest_first[1], newest_first[2])] if len(newest_first) >= 3 else []  # iteration t-1's
+        if before and before[0] < self.tol:
+            stop = min(stop, t - 1)
+        change = [_l1(newest_first[0], newest_first[1])] if len(newest_first) >= 2 else []
+        self.changes = [*walked.errors, *before, *change]
+        if change and change[0] < self.tol:
+            stop = min(stop, t)
+        if stop > t:
+            return False
+        self.kept, self.iterations = newest_first[t - stop:], stop
+        return True
+
+
+@dataclass
+class Balls:
+    """Supporter balls of a job (:func:`spamflow_links.mr_walks.balls_option`): one record per node."""
+
+    n: int
+    targets: Callable[[], Iterator[tuple[int, str]]]
+    """(node, its out-neighbours joined by ``,``) of every node."""
+    exact: bool
+    distances: int
+    log2m: int
+    seed: int
+
+    @property
+    def kind(self) -> str:
+        return "exact" if self.exact else "hll"
+
+    def write(self, fh, name: str) -> list[str]:
+        """The balls' records (ball_0(x) = {x}); the states written."""
+        if self.exact:
+            states = [str(i) for i in range(self.n)]
+        else:
+            regs = hll_init(self.n, self.log2m, self.seed)
+            states = [regs[:, i].tobytes().hex() for i in range(self.n)]
+        fh.writelines(f"{name}\t{i}\t{states[i]}\t{out}\n" for i, out in self.targets())
+        return states
+
+    def sizes(self, by_distance: list[list[str]], written: list[str]) -> dict[int, np.ndarray]:
+        """The supporters at distance 1 .. ``distances`` from the recorded ball sizes: the
+        ball's growth (``exact``: node counts; ``hll``: estimates, never below 0)."""
+        previous = self._ball_sizes(["1"] * self.n if self.exact else written)  # ball_0(x) = {x}
+        out: dict[int, np.ndarray] = {}
+        for k in range(1, self.distances + 1):
+            size = self._ball_sizes(by_distance[k - 1])
+            out[k] = size - previous if self.exact else np.clip(size - previous, 0.0, None)
+            previous = size
+        return out
+
+    def _ball_sizes(self, states: list[str]) -> np.ndarray:
+        if self.exact:  # the balls' node counts
+            return np.array([int(s) for s in states], dtype=np.int64)
+        m = 1 << self.log2m
+        regs = np.frombuffer(bytes.fromhex("".join(states)), dtype=np.uint8).reshape(len(states), m).T
+        return hll_estimate(np.ascontiguousarray(regs)) if len(states) else np.zeros(0)
+
+
+class BallLines:
+    """The balls' recorded sizes by distance and node, read a record at a time."""
+
+    def __init__(self, n: int, distances: int) -> None:
+        self.by_distance = [[""] * n for _ in range(distances)]
+
+    def add(self, fields: list[str]) -> None:
+        node, _, _, recorded = fields
+        for k, size in enumerate(recorded.split(",")):
+            self.by_distance[k][int(node)] = size
 
 
 class MapReduceRanks:
-    """PageRank-type walks and supporter balls as multi-step jobs on ``runner`` (one job, so one
-    Spark application, per walk: :mod:`spamflow_links.mr_rank_walk`); the same methods as
-    :class:`spamflow_links.static_features.MemoryRanks`."""
+    """PageRank-type walks and supporter balls as multi-step jobs on ``runner``: every walk of
+    a snapshot in one job (one Spark application, :mod:`spamflow_links.mr_walks`), and a
+    second or third for the rank walks not converged in it (:func:`next_job_steps`); the same
+    methods as :class:`spamflow_links.static_features.MemoryRanks`."""
 
     def __init__(self, workdir: Path, runner: str = "inline", runner_args: Sequence[str] = (),
                  max_iter: int = 1000) -> None:
@@ -230,16 +347,54 @@ class MapReduceRanks:
         source.unlink()
         return out
 
-    def _write_walk(self, walk: MatrixWalk | FileWalk, start: np.ndarray, teleport: np.ndarray, stop: int) -> Path:
-        """The rank walk's input: every node's record with y = ``start`` (J = 0), and the mass record."""
-        u = walk.u(teleport)  # S v: what the teleport part of p sends each node
-        dangling_teleport = math.fsum(teleport[walk.out_weight <= 0].tolist())
-        path = self._path()
-        with open(path, "w", encoding="utf-8") as fh:
-            for i, edges in walk.rows():
-                fh.write(node_record(i, float(start[i]), float(teleport[i]), float(u[i]), edges) + "\n")
-            fh.write(mass_record(0.0, 0, dangling_teleport, len(teleport), stop) + "\n")
-        return path
+    def _walk_together(self, ranks: dict[str, RankWalk], balls: Balls | None) -> dict[int, np.ndarray]:
+        """Runs the rank walks ``ranks`` (by name) and the supporter ``balls`` in one job (each
+        walk's ``kept`` is then set), and the rank walks not finished in it in a next one, at
+        most three jobs; the balls' supporters by distance ({} without balls)."""
+        n = next(iter(ranks.values())).walk.n if ranks else balls.n if balls is not None else 0
+        source = self._path()
+        with open(source, "w", encoding="utf-8") as fh:
+            for name, walk in ranks.items():
+                walk.write(fh, name)
+            written = balls.write(fh, SUPPORTERS) if balls is not None else []
+        first = FIRST_STEPS_ON_A_LAPTOP if concrete_runner(self.runner) in ("inline", "local") else FIRST_STEPS
+        live, done, jobs, supporters = dict(ranks), 0, 0, {}
+        while True:
+            wanted = [walk.next_steps(jobs, first, done) for walk in live.values()]
+            args = [arg for name, walk in live.items() for arg in ("--rank", rank_option(name, walk.alpha, walk.tol,
+                                                                                         walk.history))]
+            if balls is not None and done == 0:
+                wanted.append(balls.distances)
+                args += ["--balls", balls_option(SUPPORTERS, balls.kind, balls.distances)]
+            steps = max(wanted)
+            source = self._run(MRWalks, source, args, steps)
+            jobs += 1
+            readers = {name: WalkLines(n) for name in live}
+            ball_lines = BallLines(n, balls.distances) if balls is not None and done == 0 else None
+            with open(source, encoding="utf-8") as fh:
+                for line in fh:
+                    name, _, record = line.rstrip("\n").partition("\t")
+                    reader = ball_lines if name == SUPPORTERS else readers.get(name)
+                    if reader is None:
+                        raise SpamflowError(f"{source}: a record of no walk of the job: {line[:80]!r}")
+                    reader.add(record.split("\t"))
+            if balls is not None and ball_lines is not None:
+                supporters = balls.sizes(ball_lines.by_distance, written)
+            live = {name: walk for name, walk in live.items() if not walk.finish(readers[name].state(source))}
+            done += steps
+            if not live:
+                break
+            source = self._keep(source, set(live))
+        source.unlink()
+        return supporters
+
+    def _keep(self, source: Path, names: set[str]) -> Path:
+        """The next job's input: the records of the walks ``names`` in ``source`` (then removed)."""
+        kept = self._path()
+        with open(source, encoding="utf-8") as fh, open(kept, "w", encoding="utf-8") as out:
+            out.writelines(line for line in fh if line.partition("\t")[0] in names)
+        source.unlink()
+        return kept
 
     @staticmethod
     def _walk(weights: sp.spmatrix | FileGraph, reverse: bool) -> MatrixWalk | FileWalk:
@@ -252,45 +407,81 @@ class MapReduceRanks:
         walk.sort_indices()
         return MatrixWalk(walk)
 
+    def _rank_walk(self, walk: MatrixWalk | FileWalk, alpha: float, tol: float,
+                   teleport: np.ndarray | None = None) -> RankWalk:
+        """A PageRank-type walk to convergence (or ``max_iter``): uniform v, or ``teleport`` normalised."""
+        v = np.full(walk.n, 1.0 / walk.n) if teleport is None else np.asarray(teleport, np.float64) / float(
+            np.sum(teleport))
+        return RankWalk(walk, alpha, tol, v, self.max_iter)
+
+    @staticmethod
+    def _truncated_walk(walk: MatrixWalk | FileWalk, max_t: int) -> RankWalk:
+        """x_{t+1} = S x_t + dangling(x_t) / N from x_0 = 1/N (alpha 1, never converged): its
+        nodes keep every x up to x_max_t."""
+        return RankWalk(walk, 1.0, 0.0, np.full(walk.n, 1.0 / walk.n), max_t, history=max_t)
+
+    @staticmethod
+    def _truncated_series(kept: list[np.ndarray], alpha: float, pr: np.ndarray) -> dict[int, np.ndarray]:
+        """``ranks.truncated_pagerank`` from x_max_t .. x_0 (newest first) and PageRank ``pr``."""
+        head = np.zeros(len(pr))
+        out: dict[int, np.ndarray] = {}
+        for t, x in enumerate(kept[::-1]):
+            head += (1.0 - alpha) * alpha ** t * x
+            if t >= 1:
+                out[t] = np.clip(pr - head, 0.0, None)
+        return out
+
+    @staticmethod
+    def _balls(binary: sp.spmatrix | FileGraph, max_k: int, log2m: int, seed: int, exact: bool) -> Balls:
+        if isinstance(binary, FileGraph):
+            return Balls(binary.n, binary.targets, exact, max_k, log2m, seed)
+        a = sp.csr_matrix(binary, dtype=np.float64)
+        a.sort_indices()
+        return Balls(a.shape[0], functools.partial(_targets_text, a), exact, max_k, log2m, seed)
+
+    def walks(self, weights: sp.spmatrix | FileGraph, binary: sp.spmatrix | FileGraph, *, alpha: float, tol: float,
+              trust_seeds: np.ndarray | None, truncated_steps: int, distances: int, log2m: int, seed: int,
+              exact: bool) -> Walked:
+        """Every walk of a snapshot (:class:`~spamflow_links.static_features.Walked`) in one job,
+        plus one or two for the rank walks not converged in it."""
+        forward = self._walk(weights, False)
+        n = forward.n
+        if n == 0:
+            return Walked(np.zeros(0), None if trust_seeds is None else np.zeros(0),
+                          {t: np.zeros(0) for t in range(1, truncated_steps + 1)},
+                          {k: np.zeros(0, dtype=np.int64 if exact else np.float64) for k in range(1, distances + 1)},
+                          np.zeros(0))
+        ranks = {PAGERANK: self._rank_walk(forward, alpha, tol),
+                 CHEIRANK: self._rank_walk(self._walk(weights, True), alpha, tol)}
+        if trust_seeds is not None:
+            ranks[TRUSTRANK] = self._rank_walk(forward, alpha, tol, trust_seeds)
+        if truncated_steps >= 1:
+            ranks[TRUNCATED] = self._truncated_walk(forward, truncated_steps)
+        balls = self._balls(binary, distances, log2m, seed, exact) if distances >= 1 else None
+        supporters = self._walk_together(ranks, balls)
+        pr = self._ranks(ranks[PAGERANK])[0]
+        truncated = self._truncated_series(ranks[TRUNCATED].kept or [], alpha, pr) if truncated_steps >= 1 else {}
+        return Walked(pr, self._ranks(ranks[TRUSTRANK])[0] if trust_seeds is not None else None, truncated,
+                      supporters, self._ranks(ranks[CHEIRANK])[0])
+
+    @staticmethod
+    def _ranks(walk: RankWalk) -> tuple[np.ndarray, int]:
+        """(the finished walk's iterate, normalised, its iterations)."""
+        assert walk.kept is not None, "the walk has not finished"
+        p = walk.kept[0]
+        return p / p.sum(), walk.iterations
+
     def power_iteration(self, weights: sp.spmatrix, alpha: float, teleport: np.ndarray | None = None,
                         tol: float = 1e-10, reverse: bool = False) -> tuple[np.ndarray, int]:
         """``ranks.power_iteration`` on the walk along (or against) the links of ``weights``: the
         same iterate (within rounding) at the same iteration, in at most three jobs
         (:func:`next_job_steps`)."""
         walk = self._walk(weights, reverse)
-        n = walk.n
-        if n == 0:
+        if walk.n == 0:
             return np.zeros(0), 0
-        v = np.full(n, 1.0 / n) if teleport is None else np.asarray(teleport, np.float64) / float(np.sum(teleport))
-        source = self._write_walk(walk, v, v, stop=self.max_iter)  # starts at v: uniform, or TrustRank's seeds
-        done, jobs = 0, 0
-        changes: list[float] = []  # the L1 change of iteration 1, 2, ...
-        while True:
-            first = FIRST_STEPS_ON_A_LAPTOP if concrete_runner(self.runner) in ("inline", "local") else FIRST_STEPS
-            steps = min(next_job_steps(alpha, tol, changes, jobs, first), self.max_iter - done)
-            jobs += 1
-            source = self._run(MRRankWalk, source, ["--alpha", repr(alpha), "--tol", repr(tol), "--history", "2"],
-                               steps)
-            walked = read_walk(source, n)
-            t, latest = walked.t, walked.full(v)
-            if walked.frozen is not None:
-                p, iterations = walked.frozen, walked.stop
-                break
-            iterates = dict(zip(range(t, t - 3, -1), [latest, *walked.history]))  # p_t, p_t-1, p_t-2 (t >= 2)
-            stop = walked.stop
-            before = [_l1(iterates[t - 1], iterates[t - 2])] if t >= 2 else []  # iteration t-1's change
-            if before and before[0] < tol:
-                stop = min(stop, t - 1)
-            change = _l1(latest, iterates[t - 1])
-            changes = [*walked.errors, *before, change]
-            if change < tol:
-                stop = min(stop, t)
-            if stop <= t:
-                p, iterations = iterates[stop], stop
-                break
-            done = t
-        source.unlink()
-        return p / p.sum(), iterations
+        ranked = self._rank_walk(walk, alpha, tol, teleport)
+        self._walk_together({PAGERANK: ranked}, None)
+        return self._ranks(ranked)
 
     def pagerank(self, weights: sp.spmatrix, alpha: float, tol: float, teleport: np.ndarray | None = None,
                  reverse: bool = False) -> np.ndarray:
@@ -301,63 +492,21 @@ class MapReduceRanks:
         """``ranks.truncated_pagerank``: x_{t+1} = S x_t + dangling(x_t) / N, x_1 .. x_max_t
         by one job of max_t steps whose nodes keep every x."""
         walk = self._walk(weights, False)
-        n = walk.n
-        if n == 0:
+        if walk.n == 0:
             return {t: np.zeros(0) for t in range(1, max_t + 1)}
-        uniform = np.full(n, 1.0 / n)
-        xs = [uniform]
-        if max_t >= 1:
-            source = self._write_walk(walk, uniform, uniform, stop=max_t + 1)  # never frozen
-            source = self._run(MRRankWalk, source, ["--alpha", "1.0", "--history", str(max_t)], max_t)
-            walked = read_walk(source, n)
-            source.unlink()
-            xs = [*walked.history[::-1], walked.full(uniform)]
-        head = np.zeros(n)
-        out: dict[int, np.ndarray] = {}
-        for t in range(max_t + 1):
-            head += (1.0 - alpha) * alpha ** t * xs[t]
-            if t >= 1:
-                out[t] = np.clip(pr - head, 0.0, None)
-        return out
+        if max_t < 1:
+            return {}
+        truncated = self._truncated_walk(walk, max_t)
+        self._walk_together({TRUNCATED: truncated}, None)
+        return self._truncated_series(truncated.kept or [], alpha, pr)
 
     def supporters(self, binary: sp.spmatrix | FileGraph, max_k: int, log2m: int, seed: int,
                    exact: bool) -> dict[int, np.ndarray]:
         """``supporters_exact`` (``exact``) or ``supporters_hll``: one job of ``max_k`` steps
         whose nodes record their ball's size (count or registers) at every distance."""
-        if isinstance(binary, FileGraph):
-            n, targets = binary.n, binary.targets
-        else:
-            a = sp.csr_matrix(binary, dtype=np.float64)
-            a.sort_indices()
-            n, targets = a.shape[0], functools.partial(_targets_text, a)
-        if n == 0:
+        balls = self._balls(binary, max_k, log2m, seed, exact)
+        if balls.n == 0:
             return {k: np.zeros(0, dtype=np.int64 if exact else np.float64) for k in range(1, max_k + 1)}
-        kind = "exact" if exact else "hll"
-        if exact:
-            states = [str(i) for i in range(n)]
-        else:
-            regs = hll_init(n, log2m, seed)
-            states = [regs[:, i].tobytes().hex() for i in range(n)]
-        source = self._path()
-        with open(source, "w", encoding="utf-8") as fh:
-            fh.writelines(f"{i}\t{states[i]}\t{out}\n" for i, out in targets())
-        previous = self._ball_sizes(["1"] * n if exact else states, kind, log2m)  # ball_0(x) = {x}
-        by_distance: list[list[str]] = []
-        if max_k >= 1:
-            source = self._run(MRBallSteps, source, ["--kind", kind], max_k)
-            by_distance = _read_sizes(source, n, max_k)
-        source.unlink()
-        out: dict[int, np.ndarray] = {}
-        for k in range(1, max_k + 1):
-            size = self._ball_sizes(by_distance[k - 1], kind, log2m)
-            out[k] = size - previous if exact else np.clip(size - previous, 0.0, None)
-            previous = size
-        return out
-
-    @staticmethod
-    def _ball_sizes(states: list[str], kind: str, log2m: int) -> np.ndarray:
-        if kind == "exact":  # the balls' node counts
-            return np.array([int(s) for s in states], dtype=np.int64)
-        m = 1 << log2m
-        regs = np.frombuffer(bytes.fromhex("".join(states)), dtype=np.uint8).reshape(len(states), m).T
-        return hll_estimate(np.ascontiguousarray(regs)) if len(states) else np.zeros(0)
+        if max_k < 1:
+            return {}
+        return self._walk_together({}, balls)

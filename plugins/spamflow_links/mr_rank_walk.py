@@ -1,6 +1,7 @@
-"""Power iterations of PageRank, TrustRank, CheiRank or truncated PageRank as ONE mrjob job of
-``--steps`` MapReduce steps (one Spark application on the spark runner, however many
-iterations), so that a cluster's start-up cost is paid once per walk, not once per iteration.
+"""The steps of a rank walk: power iterations of PageRank, TrustRank, CheiRank or truncated
+PageRank, as the steps of one mrjob job (:class:`spamflow_links.mr_walks.MRWalks`, one Spark
+application on the spark runner, however many iterations), so that a cluster's start-up cost
+is paid once per job, not once per iteration.
 
 An iteration is  p_t = alpha * S p_{t-1} + J_t * v  with  J_t = alpha * d(p_{t-1}) + 1 - alpha,
 d(p) the mass on dangling nodes (truncated PageRank: alpha = 1, v = 1/N, J_t = d(p_{t-1})).
@@ -9,8 +10,8 @@ and the mass record (key ``*``) holds J_t.  A step's map sends y along every out
 dangling node's y to ``*``, and ``*`` sends J_t to every node; the reduce makes
 y_{t+1} = alpha * (sum of the shares + J_t u), u = S v (fixed, in the node's record), and
 ``*`` makes J_{t+1}.  Every node knows its full p_t in the step after, keeps the last
-``--history`` of them, and sends |p_{t-1} - p_{t-2}| to ``*``, which so learns the L1 change
-of every iteration two steps late; once it is below ``--tol`` (or the iteration is the
+``history`` of them, and sends |p_{t-1} - p_{t-2}| to ``*``, which so learns the L1 change
+of every iteration two steps late; once it is below ``tol`` (or the iteration is the
 record's ``stop``, the caller's max_iter), ``*`` tells the nodes which iteration to keep
 and they freeze on it (a frozen record carries no edges, so the remaining steps are cheap).
 The caller reads the last records and finishes what the job could not see yet
@@ -20,7 +21,8 @@ Records (tab-separated, floats written with ``repr``, so they read back exactly)
 
 - live node ``node L y v u edges history``; ``edges`` = ``target:weight`` pairs joined by
   ``,`` (empty: dangling), ``history`` = earlier full values, newest first, joined by ``,``;
-- frozen node ``node F value``;
+- frozen node ``node F values``: the kept iterate, then the earlier ones the node kept, newest
+  first, joined by ``,`` (truncated PageRank, whose ``stop`` is its last step, keeps them all);
 - mass ``* M J t dv n stop errors frozen``: t = the iteration y and J belong to, dv = the
   teleport mass on dangling nodes, n = the node count (ids 0..n-1), stop = the iteration to
   keep (max_iter until the change is below tol), errors = the L1 changes of iterations
@@ -31,10 +33,6 @@ the shuffle delivers the messages in.  Imports nothing of spamflow.
 """
 
 import math
-
-from mrjob.job import MRJob
-from mrjob.protocol import RawValueProtocol
-from mrjob.step import MRStep
 
 from spamflow_links.node_messages import node_and_messages
 
@@ -118,7 +116,7 @@ def gather(node: str, values, alpha: float, keep: int) -> str:
     jump, stop, t = told[0]
     history = [y + jump * teleport, *past]
     if t >= stop:
-        return f"{node}\tF\t{history[t - stop]!r}"
+        return f"{node}\tF\t{joined(history[t - stop:])}"
     shares = [m for m in messages if not isinstance(m, tuple)]
     y_next = alpha * (math.fsum(shares) + jump * u)
     return node_record(node, y_next, teleport, u, edges, history[:keep])
@@ -156,31 +154,3 @@ def gather_mass(values, alpha: float, tol: float) -> str:
             stop = min(stop, t - 1)
     jump_next = alpha * (math.fsum(dangling) + jump * dv) + (1.0 - alpha)
     return mass_record(jump_next, t + 1, dv, n, stop, errors, frozen)
-
-
-class MRRankWalk(MRJob):
-    INPUT_PROTOCOL = RawValueProtocol
-    OUTPUT_PROTOCOL = RawValueProtocol
-
-    def configure_args(self):
-        super().configure_args()
-        self.add_passthru_arg("--alpha", type=float, required=True, help="weight of the links (damping factor)")
-        self.add_passthru_arg("--tol", type=float, default=0.0, help="stop once the L1 change is below this")
-        self.add_passthru_arg("--steps", type=int, required=True, help="iterations (MapReduce steps) of this job")
-        self.add_passthru_arg("--history", type=int, default=2, help="earlier full values a node keeps")
-
-    def steps(self):
-        return [MRStep(mapper=self.mapper, reducer=self.reducer) for _ in range(self.options.steps)]
-
-    def mapper(self, _, line):
-        yield from scatter(line)
-
-    def reducer(self, key, values):
-        if key == MASS:
-            yield None, gather_mass(values, self.options.alpha, self.options.tol)
-        else:
-            yield None, gather(key, values, self.options.alpha, self.options.history)
-
-
-if __name__ == "__main__":
-    MRRankWalk.run()

@@ -7,6 +7,7 @@ features (logs and ratios, :mod:`spamflow_links.transforms`). All vectorised ove
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -67,18 +68,27 @@ def rank_matrix(adjacency: sp.spmatrix, rank_weights: Literal["binary", "counts"
     return a
 
 
+@dataclass
+class Walked:
+    """Every walk of a snapshot, as :func:`walk_features` asks them of a solver at once."""
+
+    pagerank: np.ndarray
+    trustrank: np.ndarray | None
+    """None without trust seeds."""
+    truncated: dict[int, np.ndarray]
+    """Truncated PageRank by T = 1 .. truncated_steps."""
+    supporters: dict[int, np.ndarray]
+    """The supporters at distance 1 .. distances."""
+    cheirank: np.ndarray
+
+
 class RankSolver(Protocol):
     """Who walks the graph: :class:`MemoryRanks` here, or the MapReduce jobs
-    (``spamflow_links.mapreduce.MapReduceRanks``); both give the same vectors."""
+    (``spamflow_links.mapreduce.MapReduceRanks``, every walk of a snapshot in one job); both
+    give the same vectors."""
 
-    def pagerank(self, weights: sp.spmatrix, alpha: float, tol: float, teleport: np.ndarray | None = None,
-                 reverse: bool = False) -> np.ndarray: ...
-
-    def truncated_pagerank(self, weights: sp.spmatrix, max_t: int, alpha: float,
-                           pr: np.ndarray) -> dict[int, np.ndarray]: ...
-
-    def supporters(self, binary: sp.spmatrix, max_k: int, log2m: int, seed: int,
-                   exact: bool) -> dict[int, np.ndarray]: ...
+    def walks(self, weights: Any, binary: Any, *, alpha: float, tol: float, trust_seeds: np.ndarray | None,
+              truncated_steps: int, distances: int, log2m: int, seed: int, exact: bool) -> Walked: ...
 
 
 class MemoryRanks:
@@ -111,6 +121,16 @@ class MemoryRanks:
             return supporters_exact(binary, max_k)
         return supporters_hll(binary, max_k, log2m, seed, progress=self.progress)
 
+    def walks(self, weights: sp.spmatrix, binary: sp.spmatrix, *, alpha: float, tol: float,
+              trust_seeds: np.ndarray | None, truncated_steps: int, distances: int, log2m: int, seed: int,
+              exact: bool) -> Walked:
+        """The walks one after the other (PageRank first: truncated PageRank reads it)."""
+        pr = self.pagerank(weights, alpha, tol)
+        trust = None if trust_seeds is None else self.pagerank(weights, alpha, tol, teleport=trust_seeds)
+        truncated = self.truncated_pagerank(weights, truncated_steps, alpha, pr)
+        support = self.supporters(binary, distances, log2m, seed, exact)
+        return Walked(pr, trust, truncated, support, self.pagerank(weights, alpha, tol, reverse=True))
+
 
 def static_features(adjacency: sp.spmatrix, *, alpha: float = 0.85, tol: float = 1e-10,
                     trust_seeds: np.ndarray | None = None, exact_max_nodes: int = 5000,
@@ -138,23 +158,23 @@ def walk_features(f: dict[str, np.ndarray], weights: Any, binary: Any, in_varian
     of a node value over each node's in-neighbours), so a solver may keep it out of memory."""
     indeg = f["indegree"]
     n = len(indeg)
-    pr = ranks.pagerank(weights, alpha, tol)
+    exact = n <= exact_max_nodes
+    seeded = trust_seeds is not None and bool(np.any(trust_seeds))
+    walked = ranks.walks(weights, binary, alpha=alpha, tol=tol,
+                         trust_seeds=np.asarray(trust_seeds, dtype=np.float64) if seeded else None,
+                         truncated_steps=4, distances=4, log2m=hll_log2_registers, seed=seed, exact=exact)
+    pr = walked.pagerank
     f["pagerank"] = pr
     f["prsigma"] = np.sqrt(in_variance(pr))
-    if trust_seeds is not None and np.any(trust_seeds):
-        f["trustrank"] = ranks.pagerank(weights, alpha, tol, teleport=np.asarray(trust_seeds, dtype=np.float64))
-    else:
-        f["trustrank"] = np.full(n, np.nan)
-    for t, values in ranks.truncated_pagerank(weights, 4, alpha, pr).items():
+    f["trustrank"] = walked.trustrank if walked.trustrank is not None else np.full(n, np.nan)
+    for t, values in walked.truncated.items():
         f[f"truncatedpagerank_{t}"] = values
-    exact = n <= exact_max_nodes
-    support = {k: v.astype(np.float64) for k, v in ranks.supporters(binary, 4, hll_log2_registers, seed,
-                                                                      exact).items()}
+    support = {k: v.astype(np.float64) for k, v in walked.supporters.items()}
     if not exact:
         support[1] = indeg
     for k in (2, 3, 4):
         f[f"neighbors_{k}"] = support[k]
-    chei = ranks.pagerank(weights, alpha, tol, reverse=True)  # CheiRank: PageRank of the reversed links
+    chei = walked.cheirank  # CheiRank: PageRank of the reversed links
     f["cheirank"] = chei
     k_pr, k_chei = rank_index(pr), rank_index(chei)
     f["pagerank_index"], f["cheirank_index"] = k_pr.astype(np.float64), k_chei.astype(np.float64)
