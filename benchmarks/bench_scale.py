@@ -172,8 +172,8 @@ def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dic
 def engine_choice(text: str) -> tuple[str, str]:
     """``STAGE=ENGINE`` of ``--engine``."""
     stage, _, engine = text.partition("=")
-    if stage not in ("parse", *ENGINE_STAGES) or engine not in ("auto", "memory", "mapreduce"):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected STAGE=auto|memory|mapreduce, STAGE one of "
+    if stage not in ("parse", *ENGINE_STAGES) or engine not in ("auto", "memory", "direct", "mapreduce"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected STAGE=auto|memory|direct|mapreduce, STAGE one of "
                                          f"parse, {', '.join(ENGINE_STAGES)}")
     return stage, engine
 

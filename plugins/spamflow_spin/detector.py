@@ -20,7 +20,6 @@ from spamflow.article import article_words
 from spamflow.atomic import atomic_path
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
-from spamflow.mr import use_mapreduce
 from spamflow.mundane import REASONS, Rules
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
@@ -28,7 +27,7 @@ from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import candidate_pairs_count, stage_candidates
 from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
-from spamflow_spin.params import SpinParams, resolve_dictionary_path
+from spamflow_spin.params import SpinParams, resolve_dictionary_path, spin_engine
 from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
 from spamflow_spin.streaming import find_spin_streaming
@@ -311,16 +310,18 @@ class SpinDetector(Detector):
         for snapshot in snapshots:
             work = ctx.outdir / "work" / snapshot
             excluded: dict[int, str] = {}
-            if use_mapreduce(params.engine, ctx.settings, size=sizes[snapshot], above=params.mapreduce_above):
+            engine = spin_engine(params.engine, ctx.settings, sizes[snapshot], params.mapreduce_above)
+            if engine in ("mapreduce", "direct"):
                 stream = excluded_pages(read_pages(pages_path, snapshot, counts, links_of=set()),  # targets: only
                                         rules, excluded, counts)  # for campaigns
                 pairs, found = find_spin_streaming(stream, dictionary, params, work, ctx.settings.runner,
-                                                   ctx.settings.runner_args, progress=ctx.settings.progress)
+                                                   ctx.settings.runner_args, progress=ctx.settings.progress,
+                                                   direct=engine == "direct")
                 in_pairs = {doc for p in pairs for doc in (p["doc_a"], p["doc_b"])}
                 pages = [page for page in read_pages(pages_path, snapshot, counts, words=False, links_of=in_pairs)
                          if page.doc_id in in_pairs]
                 every_page: Iterable[Page] = read_pages(pages_path, snapshot, counts, words=False, links_of=set())
-                counts["engine_mapreduce_snapshots"] += 1
+                counts[f"engine_{engine}_snapshots"] += 1
             else:
                 pages = list(excluded_pages(read_pages(pages_path, snapshot, counts), rules, excluded, counts))
                 counts["pages"] += len(pages)

@@ -18,19 +18,22 @@ the candidate jobs as one.
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
 from spamflow.mr import run_job_lean
 from spamflow.progress import progress_bar
-from spamflow_spin.candidates import candidate_pairs_count, stage_candidates, task_args
-from spamflow_spin.copies import between_group_pairs
+from spamflow_spin.candidates import add_candidate_counts, candidate_pairs_count, stage_candidates, task_args
+from spamflow_spin.copies import between_group_pairs, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
+from spamflow_spin.direct import direct_candidates, verify_direct
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
@@ -48,9 +51,10 @@ def _lines(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
 
 
 def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
-                        runner: str, runner_args: tuple[str, ...] = (),
-                        progress: bool | None = False) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """``find_spin``'s pairs and counts from a stream of pages (``doc_id`` and ``words``)."""
+                        runner: str, runner_args: tuple[str, ...] = (), progress: bool | None = False,
+                        direct: bool = False) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """``find_spin``'s pairs and counts from a stream of pages (``doc_id`` and ``words``).
+    ``direct``: the jobs' arithmetic in this process (``direct.py``) instead of the jobs."""
     work.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
     # 1. one partition per distinct text, to disk; in memory: text hash -> its pages
@@ -95,29 +99,62 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["immutable_groups"] = len(groups)
     # 3. candidate pairs of groups: the representatives' immutables to the two candidate jobs
     candidates: list[tuple[int, int]] = []
+    lines = work / "immutables.tsv"
     if len(groups) > 1:
-        lines = work / "immutables.tsv"
         with open(lines, "w", encoding="utf-8") as fh:
             for doc, immutables, _ in _lines(partitions):
                 if doc in groups:
                     fh.write(f"{doc}\t{' '.join(immutables)}\n")
-        candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
+    if direct:
+        scored = _direct(lines if len(groups) > 1 else None, partitions, groups, dictionary, params, work, counts)
+    else:
+        if len(groups) > 1:
+            candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
+        counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
+    counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
+    if not direct:
+        scored = _score_jobs(partitions, groups, candidates, dictionary, params, work, runner, runner_args)
+    scored.sort()  # page pairs in order, as find_spin verifies them
+    counts["pairs_above_immutable_threshold"] = len(scored)
+    pairs += spun_pairs(scored, params.verifier_threshold, counts)
+    return pairs, counts
+
+
+def _direct(lines: Path | None, partitions: Path, groups: dict[int, list[int]], dictionary: SynonymDictionary,
+            params: SpinParams, work: Path, counts: Counter[str]) -> list[tuple[int, int, float, float]]:
+    """Steps 3 and 4 in this process: candidates, Jaccard and verifier (``direct.py``)."""
+    candidates: list[tuple[int, int]] = []
+    scores: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="direct-", dir=work) as scratch:
+        if lines is not None:
+            found, ids = direct_candidates(lines, Path(scratch), threshold=params.immutable_threshold,
+                                           max_pages=params.max_pages, min_shared=params.min_shared)
+            candidates = add_candidate_counts(found, counts)
+            scores = ids.jaccard(np.array([a for a, _ in candidates], np.int64),
+                                 np.array([b for _, b in candidates], np.int64)).tolist()
+            del ids
     counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
+    scored = [(a, b, 1.0) for a, b in within_group_pairs(groups)]
+    for (rep_a, rep_b), score in zip(candidates, scores):
+        if score >= params.immutable_threshold:
+            scored += [(a, b, score) for a, b in between_group_pairs(groups, rep_a, rep_b)]
+    scored.sort()
+    return verify_direct(scored, partitions, dictionary)
+
+
+def _score_jobs(partitions: Path, groups: dict[int, list[int]], candidates: list[tuple[int, int]],
+                dictionary: SynonymDictionary, params: SpinParams, work: Path, runner: str,
+                runner_args: tuple[str, ...]) -> list[tuple[int, int, float, float]]:
+    """Step 4 on the jobs: every page pair to score to the join job."""
     # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
     to_score = work / "pairs.tsv"
-    counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
     with open(to_score, "w", encoding="utf-8") as fh:
         for members in groups.values():
             fh.writelines(pair_line(a, b) for a, b in combinations(members, 2))
         for rep_a, rep_b in candidates:
             fh.writelines(pair_line(a, b) for a, b in between_group_pairs(groups, rep_a, rep_b))
-    del groups, candidates
-    scored = _verify(to_score, partitions, dictionary, params, work, runner, runner_args) \
+    return _verify(to_score, partitions, dictionary, params, work, runner, runner_args) \
         if to_score.stat().st_size else []
-    scored.sort()  # page pairs in order, as find_spin verifies them
-    counts["pairs_above_immutable_threshold"] = len(scored)
-    pairs += spun_pairs(scored, params.verifier_threshold, counts)
-    return pairs, counts
 
 
 def _verify(to_score: Path, partitions: Path, dictionary: SynonymDictionary, params: SpinParams, work: Path,
