@@ -20,7 +20,7 @@ from test_spin_mapreduce import PARAMS, _page_table, _run, _same
 from spamflow.detector import RunSettings
 from spamflow_spin import direct
 from spamflow_spin.candidates import find_candidates
-from spamflow_spin.direct import direct_candidates, read_immutables, verify_direct
+from spamflow_spin.direct import IdWriter, direct_candidates, read_immutables, verify_direct
 from spamflow_spin.mr_verify_pairs import partition_line
 from spamflow_spin.params import SpinParams, spin_engine
 from spamflow_spin.similarity import jaccard
@@ -32,7 +32,7 @@ def _both(lines: Path, tmp_path: Path, **options):
     jobs = find_candidates(lines, tmp_path / "jobs", runner="inline", **options)
     scratch = tmp_path / "direct"
     scratch.mkdir(exist_ok=True)
-    return jobs, direct_candidates(lines, scratch, **options)[0]
+    return jobs, direct_candidates(read_immutables(lines, scratch), scratch, **options)
 
 
 @pytest.mark.parametrize("seed, t, k, max_pages", [(1, 0.5, 1, 10000), (2, 0.3, 1, 10000), (3, 0.8, 2, 10000),
@@ -54,7 +54,8 @@ def test_direct_candidates_equal_the_jobs_on_planted_near_copies(tmp_path, seed,
     monkeypatch.setattr(direct, "BUCKET_ROWS", 64)
     scratch = tmp_path / "small"
     scratch.mkdir()
-    assert direct_candidates(lines, scratch, threshold=t, max_pages=max_pages, min_shared=k)[0] == jobs
+    assert direct_candidates(read_immutables(lines, scratch), scratch, threshold=t, max_pages=max_pages,
+                             min_shared=k) == jobs
     assert len(list(scratch.glob("entries-*"))) == 0 and len(list((tmp_path / "direct").glob("entries-*"))) == 0
 
 
@@ -84,6 +85,28 @@ def test_direct_jaccard_equals_the_definition(tmp_path, monkeypatch):
         pages.jaccard(np.array([5]), a[:1])
 
 
+def test_id_writer_keeps_the_pages_asked_for(tmp_path, monkeypatch):
+    """The stage's path: every article written, only the groups' representatives kept (copied a
+    few ids at a time here); their Jaccard as the definition's, the others unknown."""
+    monkeypatch.setattr(direct, "CHUNK_IDS", 7)
+    docs = _random_sets(10, 60)
+    writer = IdWriter(tmp_path / "ids.u32")
+    for doc, items in docs.items():
+        writer.add(doc, sorted(items))
+    keep = set(sorted(docs)[::3])
+    pages = writer.finish(keep=keep)
+    assert pages.docs.tolist() == [doc for doc in docs if doc in keep]
+    assert pages.sizes.tolist() == [len(docs[doc]) for doc in pages.docs.tolist()]
+    pairs = list(combinations(sorted(keep), 2))
+    a, b = (np.array(column, np.int64) for column in zip(*pairs))
+    assert pages.jaccard(a, b).tolist() == [jaccard(docs[x], docs[y]) for x, y in pairs]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ids.u32.kept"]
+    pages.remove()
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="no line"):
+        pages.jaccard(np.array([min(set(docs) - keep)]), a[:1])
+
+
 def test_verify_direct_equals_the_verifier_pair_by_pair_in_blocks(tmp_path):
     """Random partitions; every pair's overlap is ``mutable_overlap`` of the two pages' mutables
     (a's first), whether the mutables are read for all pages at once or three at a time."""
@@ -105,7 +128,7 @@ def test_direct_names_a_bad_line(tmp_path):
     lines = tmp_path / "imm.tsv"
     lines.write_text("1\ta b\nnot a page line\n")
     with pytest.raises(ValueError, match=r"imm.tsv:2: not a page line"):
-        direct_candidates(lines, tmp_path, threshold=0.5, max_pages=10, min_shared=1)
+        read_immutables(lines, tmp_path)
 
 
 @pytest.mark.slow
@@ -129,7 +152,8 @@ def test_direct_engine_gives_the_mapreduce_engines_outputs(tmp_path):
             == sorted(expected)
     counts = Counter(mine[1])
     assert counts["candidate_pairs"] > 0 and counts["same_immutable_pairs"] > 100
-    assert not list((tmp_path / "direct").rglob("direct-*"))  # scratch removed
+    assert not list((tmp_path / "direct").rglob("direct-*")) and not list((tmp_path / "direct").rglob("ids.*"))
+    assert not list((tmp_path / "direct").rglob("immutables.tsv"))  # the jobs' input: not written
 
 
 def test_auto_picks_direct_above_the_size_on_one_machine():

@@ -28,7 +28,7 @@ The result is the jobs' own, pair for pair and count for count (tests/test_spin_
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from itertools import count
 from pathlib import Path
 from typing import BinaryIO
@@ -62,6 +62,13 @@ class PageIds:
     def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: list[str]) -> None:
         self.docs, self.starts, self.ids, self.words = docs, starts, ids, words
         self.by_doc = np.argsort(docs, kind="stable")
+
+    def remove(self) -> None:
+        """Delete the ids' file (``ids`` unusable after)."""
+        path = getattr(self.ids, "filename", None)
+        self.ids = np.zeros(0, np.uint32)
+        if path is not None:
+            Path(path).unlink()
 
     @property
     def sizes(self) -> np.ndarray:
@@ -108,32 +115,77 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offsets, lengths) + np.arange(total)
 
 
+class IdWriter:
+    """Pages' immutables numbered as they come (each distinct immutable its id, as first seen),
+    the ids appended to a file of uint32; :meth:`finish` gives the :class:`PageIds`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
+        self.lookup = self.vocabulary.__getitem__
+        self.docs: list[int] = []
+        self.sizes: list[int] = []
+        self.held: list[int] = []
+        self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
+
+    def add(self, doc: int, immutables: Sequence[str]) -> None:
+        self.docs.append(doc)
+        self.sizes.append(len(immutables))
+        self.held += map(self.lookup, immutables)
+        if len(self.held) >= CHUNK_IDS:
+            np.array(self.held, np.uint32).tofile(self.out)
+            self.held.clear()
+
+    def finish(self, keep: Container[int] | None = None) -> PageIds:
+        """The pages written, or only those whose doc is in ``keep`` (in the order written)."""
+        np.array(self.held, np.uint32).tofile(self.out)
+        self.out.close()
+        docs, sizes = np.array(self.docs, np.int64), np.array(self.sizes, np.int64)
+        path = self.path
+        if keep is not None:
+            rows = np.array([i for i, doc in enumerate(self.docs) if doc in keep], np.int64)
+            path = _gather(self.path, _starts(sizes), rows, sizes[rows])
+            docs, sizes = docs[rows], sizes[rows]
+        starts = _starts(sizes)
+        ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
+        return PageIds(docs, starts, ids, list(self.vocabulary))
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    starts = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    return starts
+
+
+def _gather(path: Path, starts: np.ndarray, rows: np.ndarray, sizes: np.ndarray) -> Path:
+    """The ids of ``rows`` (each ``sizes`` long) copied to a new file, a chunk at a time."""
+    ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
+    kept = path.with_name(path.name + ".kept")
+    ends = np.cumsum(sizes)
+    with open(kept, "wb") as out:
+        first = 0
+        while first < len(rows):
+            last = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + CHUNK_IDS, side="right")),
+                       first + 1)
+            ids[_ranges(starts[rows[first:last]], sizes[first:last])].tofile(out)
+            first = last
+    del ids
+    path.unlink()
+    return kept
+
+
 def read_immutables(lines: Path, scratch: Path) -> PageIds:
-    """``doc<TAB>immutable ...`` lines (the jobs' input, split as ``str.split()`` does) to integer
-    ids: each distinct immutable numbered as first seen, the ids written to ``scratch/ids.u32``."""
-    vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
-    lookup = vocabulary.__getitem__
-    docs: list[int] = []
-    sizes: list[int] = []
-    held: list[int] = []
-    path = scratch / "ids.u32"
-    with open(lines, encoding="utf-8", newline="\n") as fh, open(path, "wb") as out:  # \n only, as the jobs
+    """``doc<TAB>immutable ...`` lines (the jobs' input, split as ``str.split()`` does) as
+    :class:`PageIds`, the ids in ``scratch/ids.u32``."""
+    writer = IdWriter(scratch / "ids.u32")
+    with open(lines, encoding="utf-8", newline="\n") as fh:  # lines end at \n only, as the jobs read them
         for number, line in enumerate(fh, 1):
             doc, tab, immutables = line.rstrip("\n").partition("\t")
             if not tab or not doc.lstrip("-").isdigit():
+                writer.finish()
                 raise ValueError(f"{lines}:{number}: not a page line 'doc<TAB>immutables': {line[:80]!r}")
-            words = immutables.split()
-            docs.append(int(doc))
-            sizes.append(len(words))
-            held += map(lookup, words)
-            if len(held) >= CHUNK_IDS:
-                np.array(held, np.uint32).tofile(out)
-                held.clear()
-        np.array(held, np.uint32).tofile(out)
-    starts = np.zeros(len(sizes) + 1, np.int64)
-    np.cumsum(sizes, out=starts[1:])
-    ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
-    return PageIds(np.array(docs, np.int64), starts, ids, list(vocabulary))
+            writer.add(int(doc), immutables.split())
+    return writer.finish()
 
 
 class EntryBuckets:
@@ -165,11 +217,11 @@ class EntryBuckets:
                 path.unlink()
 
 
-def direct_candidates(lines: Path, scratch: Path, *, threshold: float, max_pages: int,
-                      min_shared: int) -> tuple[Candidates, PageIds]:
-    """:func:`~spamflow_spin.candidates.find_candidates`'s result for ``lines``, computed in this
-    process (scratch files in ``scratch``), and the pages' ids for their Jaccard."""
-    pages = read_immutables(lines, scratch)
+def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pages: int,
+                      min_shared: int) -> Candidates:
+    """:func:`~spamflow_spin.candidates.find_candidates`'s result for ``pages`` (the jobs'
+    input lines read by :func:`read_immutables`, or the stage's :class:`IdWriter`), computed in
+    this process (scratch files in ``scratch``)."""
     words = len(pages.words)
     df = np.zeros(words, np.int64)
     for first in range(0, len(pages.ids), max(CHUNK_IDS, words)):  # O(ids + words), not chunks x words
@@ -191,8 +243,7 @@ def direct_candidates(lines: Path, scratch: Path, *, threshold: float, max_pages
     a, b, total, need, rest = counts.take()
     kept, pruned = candidate_filter(total, need, rest, min_shared)
     pairs = sorted(zip(a[kept].tolist(), b[kept].tolist()))
-    found = Candidates(pairs, ranks, ranks - kept_ranks, prefix_dropped, counts.counted, int(pruned.sum()))
-    return found, pages
+    return Candidates(pairs, ranks, ranks - kept_ranks, prefix_dropped, counts.counted, int(pruned.sum()))
 
 
 def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,

@@ -33,7 +33,7 @@ from spamflow.progress import progress_bar
 from spamflow_spin.candidates import add_candidate_counts, candidate_pairs_count, stage_candidates, task_args
 from spamflow_spin.copies import between_group_pairs, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
-from spamflow_spin.direct import direct_candidates, verify_direct
+from spamflow_spin.direct import IdWriter, PageIds, direct_candidates, verify_direct
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
@@ -75,6 +75,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     pairs: list[dict[str, Any]] = []
     same_set: dict[int, list[int]] = {}
     partitions = work / "partitions.tsv"
+    writer = IdWriter(work / "ids.u32") if direct else None  # the direct engine's input, instead of immutables.tsv
     with open(spool, encoding="utf-8") as src, open(partitions, "w", encoding="utf-8") as dst:
         for members, line in zip(texts.values(), src):
             n_words, _, rest = line.rstrip("\n").partition("\t")
@@ -84,6 +85,8 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
                 counts["skipped_one_immutable_or_less"] += len(members)
                 continue
             dst.write(partition_line(rep, immutables, mutables))
+            if writer is not None:
+                writer.add(rep, immutables)
             counts["articles"] += 1
             counts["immutables"] += len(immutables)
             counts["mutables"] += len(mutables)
@@ -99,16 +102,15 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["immutable_groups"] = len(groups)
     # 3. candidate pairs of groups: the representatives' immutables to the two candidate jobs
     candidates: list[tuple[int, int]] = []
-    lines = work / "immutables.tsv"
-    if len(groups) > 1:
-        with open(lines, "w", encoding="utf-8") as fh:
-            for doc, immutables, _ in _lines(partitions):
-                if doc in groups:
-                    fh.write(f"{doc}\t{' '.join(immutables)}\n")
-    if direct:
-        scored = _direct(lines if len(groups) > 1 else None, partitions, groups, dictionary, params, work, counts)
+    if writer is not None:
+        scored = _direct(writer.finish(keep=groups), partitions, groups, dictionary, params, work, counts)
     else:
         if len(groups) > 1:
+            lines = work / "immutables.tsv"
+            with open(lines, "w", encoding="utf-8") as fh:
+                for doc, immutables, _ in _lines(partitions):
+                    if doc in groups:
+                        fh.write(f"{doc}\t{' '.join(immutables)}\n")
             candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
         counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
     counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
@@ -120,19 +122,20 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     return pairs, counts
 
 
-def _direct(lines: Path | None, partitions: Path, groups: dict[int, list[int]], dictionary: SynonymDictionary,
+def _direct(ids: PageIds, partitions: Path, groups: dict[int, list[int]], dictionary: SynonymDictionary,
             params: SpinParams, work: Path, counts: Counter[str]) -> list[tuple[int, int, float, float]]:
-    """Steps 3 and 4 in this process: candidates, Jaccard and verifier (``direct.py``)."""
+    """Steps 3 and 4 in this process: candidates, Jaccard and verifier (``direct.py``); ``ids``:
+    the groups' representatives."""
     candidates: list[tuple[int, int]] = []
     scores: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="direct-", dir=work) as scratch:
-        if lines is not None:
-            found, ids = direct_candidates(lines, Path(scratch), threshold=params.immutable_threshold,
-                                           max_pages=params.max_pages, min_shared=params.min_shared)
-            candidates = add_candidate_counts(found, counts)
-            scores = ids.jaccard(np.array([a for a, _ in candidates], np.int64),
-                                 np.array([b for _, b in candidates], np.int64)).tolist()
-            del ids
+    if len(groups) > 1:
+        with tempfile.TemporaryDirectory(prefix="direct-", dir=work) as scratch:
+            found = direct_candidates(ids, Path(scratch), threshold=params.immutable_threshold,
+                                      max_pages=params.max_pages, min_shared=params.min_shared)
+        candidates = add_candidate_counts(found, counts)
+        scores = ids.jaccard(np.array([a for a, _ in candidates], np.int64),
+                             np.array([b for _, b in candidates], np.int64)).tolist()
+    ids.remove()
     counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
     scored = [(a, b, 1.0) for a, b in within_group_pairs(groups)]
     for (rep_a, rep_b), score in zip(candidates, scores):
