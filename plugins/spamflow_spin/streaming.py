@@ -41,15 +41,6 @@ from spamflow_spin.synonyms import write_synonyms
 from spamflow_spin.verifier import spun_pairs
 
 
-def _lines(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
-    """(doc, immutables, mutables) of a ``partitions.tsv``."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            _, doc, rest = line.rstrip("\n").split("\t", 2)
-            immutables, mutables = split_partition(rest)
-            yield int(doc), immutables, mutables
-
-
 def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
                         runner: str, runner_args: tuple[str, ...] = (), progress: bool | None = False,
                         direct: bool = False) -> tuple[list[dict[str, Any]], Counter[str]]:
@@ -102,15 +93,13 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["immutable_groups"] = len(groups)
     # 3. candidate pairs of groups: the representatives' immutables to the two candidate jobs
     candidates: list[tuple[int, int]] = []
+    lines = work / "immutables.tsv"  # the jobs' input; the report reads the campaigns' immutables from it
+    if len(groups) > 1:
+        _representatives(partitions, groups, lines)
     if writer is not None:
         scored = _direct(writer.finish(keep=groups), partitions, groups, dictionary, params, work, counts)
     else:
         if len(groups) > 1:
-            lines = work / "immutables.tsv"
-            with open(lines, "w", encoding="utf-8") as fh:
-                for doc, immutables, _ in _lines(partitions):
-                    if doc in groups:
-                        fh.write(f"{doc}\t{' '.join(immutables)}\n")
             candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
         counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
     counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
@@ -120,6 +109,15 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["pairs_above_immutable_threshold"] = len(scored)
     pairs += spun_pairs(scored, params.verifier_threshold, counts)
     return pairs, counts
+
+
+def _representatives(partitions: Path, groups: dict[int, list[int]], lines: Path) -> None:
+    """The groups' representatives' lines ``doc<TAB>immutables`` of ``partitions.tsv``."""
+    with open(partitions, encoding="utf-8", newline="\n") as src, open(lines, "w", encoding="utf-8") as fh:
+        for line in src:
+            _, doc, immutables, _ = line.split("\t", 3)
+            if int(doc) in groups:
+                fh.write(f"{doc}\t{immutables}\n")
 
 
 def _direct(ids: PageIds, partitions: Path, groups: dict[int, list[int]], dictionary: SynonymDictionary,
