@@ -3,6 +3,7 @@ candidate pairs (mrjob) → immutable Jaccard → mutable verifier → campaigns
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pydantic import BaseModel
@@ -88,18 +90,34 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: 
 
 def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bool,
            links_of: set[int] | None) -> Iterator[Page]:
-    for row in batch.to_pylist():
-        if row["snapshot"] != snapshot:
+    """The batch's pages, its columns made Python lists one at a time (``batch.to_pylist()``
+    made a dict per row and per link: ~7 % of the stage's CPU on the direct engine)."""
+    rows = batch.num_rows
+    column = {name: batch.column(name).to_pylist() for name in batch.schema.names if name != "links"}
+    none = [None] * rows
+    status, title = column.get("status", none), column.get("title", none)
+    texts = column.get("words", none)
+    anchors: list[str | None] = []
+    urls: list[str | None] = []
+    bounds = [0] * (rows + 1)
+    if "links" in batch.schema.names:
+        links = batch.column("links")
+        flat = pc.list_flatten(links)  # null lists: no links, as ``row["links"] or []``
+        bounds[1:] = itertools.accumulate(pc.fill_null(pc.list_value_length(links), 0).to_pylist())
+        anchors = pc.struct_field(flat, "anchor").to_pylist() if words else []
+        urls = pc.struct_field(flat, "url").to_pylist() if links_of is None or links_of else []
+    for i, doc in enumerate(column["doc_id"]):
+        if column["snapshot"][i] != snapshot:
             continue
-        links = row.get("links") or []
+        first, end = bounds[i], bounds[i + 1]
         text: list[str] = []
         if words:
-            text, missing = article_words(row["words"] or [], (link["anchor"] or "" for link in links))
+            text, missing = article_words(texts[i] or [], (anchor or "" for anchor in anchors[first:end]))
             counts["anchors_not_in_words"] += missing
-        targets = sorted({host_of(link["url"]) for link in links} - {""}) \
-            if links_of is None or row["doc_id"] in links_of else []
-        yield Page(row["doc_id"], row["url"], row["host"], row["domain"],
-                   [(t, registered_domain(t)) for t in targets], text, row.get("status"), row.get("title") or "")
+        targets = sorted({host_of(url) for url in urls[first:end]} - {""}) \
+            if links_of is None or doc in links_of else []
+        yield Page(doc, column["url"][i], column["host"][i], column["domain"][i],
+                   [(t, registered_domain(t)) for t in targets], text, status[i], title[i] or "")
 
 
 def excluded_pages(pages: Iterable[Page], rules: Rules, excluded: dict[int, str],
