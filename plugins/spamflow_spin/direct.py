@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from spamflow_spin.candidates import Candidates
 from spamflow_spin.dictionary import SynonymDictionary
-from spamflow_spin.mr_candidate_pairs import PairCounts, candidate_filter, probe_prefixes, rank_order
+from spamflow_spin.mr_candidate_pairs import PairCounts, add_up, candidate_filter, probe_prefixes, rank_order
 from spamflow_spin.verifier import mutable_overlap
 
 BUCKET_ROWS = 1 << 22
@@ -52,7 +52,12 @@ MUTABLE_PAGES = 200_000
 """Pages whose mutables (their ``partitions.tsv`` text, ~1 KB a page) are held at a time by the
 verifier; more pages in pairs at or above t: more passes over the file."""
 
+FLUSH_PAIRS = 1 << 22
+"""Distinct pairs counted in memory before they go to the pair-bucket files (40 bytes each, a
+few copies while they are added up), as the job's reducer flushes at ``--flush-at``."""
+
 ENTRY = np.dtype([("rank", "<u4"), ("doc", "<i8"), ("n", "<u4"), ("pos", "<u4")])
+PAIR = np.dtype([("a", "<i8"), ("b", "<i8"), ("count", "<i8"), ("need", "<i8"), ("rest", "<i8")])
 
 
 class PageIds:
@@ -188,21 +193,25 @@ def read_immutables(lines: Path, scratch: Path) -> PageIds:
     return writer.finish()
 
 
-class EntryBuckets:
-    """Posting entries appended to a file per rank bucket, read back one bucket at a time."""
+class Buckets:
+    """Rows of one dtype appended to a file per bucket, read back one bucket at a time."""
 
-    def __init__(self, scratch: Path, buckets: int) -> None:
-        self.paths = [scratch / f"entries-{b:05d}" for b in range(buckets)]
+    def __init__(self, scratch: Path, name: str, dtype: np.dtype, buckets: int) -> None:
+        self.paths = [scratch / f"{name}-{b:05d}" for b in range(buckets)]
+        self.dtype = dtype
         self.handles: dict[int, BinaryIO] = {}
 
-    def append(self, rows: np.ndarray) -> None:
-        bucket = rows["rank"] % len(self.paths)
+    def append(self, bucket: np.ndarray, **columns: np.ndarray) -> None:
+        """Rows (``columns``, the dtype's fields) to the buckets ``bucket`` says."""
         order = np.argsort(bucket, kind="stable")
         bounds = np.searchsorted(bucket[order], np.arange(len(self.paths) + 1))
+        rows = np.empty(len(bucket), self.dtype)
+        for name, column in columns.items():
+            rows[name] = column[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             if b not in self.handles:
                 self.handles[b] = open(self.paths[b], "ab")  # noqa: SIM115 (closed in close())
-            rows[order[bounds[b]:bounds[b + 1]]].tofile(self.handles[b])
+            rows[bounds[b]:bounds[b + 1]].tofile(self.handles[b])
 
     def close(self) -> None:
         for handle in self.handles.values():
@@ -213,7 +222,7 @@ class EntryBuckets:
         """Each bucket's rows, its file removed."""
         for path in self.paths:
             if path.exists():
-                yield np.fromfile(path, ENTRY)
+                yield np.fromfile(path, self.dtype)
                 path.unlink()
 
 
@@ -234,20 +243,37 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     kept_ranks = int((df[shared_ids] <= max_pages).sum())  # (df, immutable) order: the dropped ones last
     counts = PairCounts(threshold, min_shared)
     prefix_dropped = 0
+    buckets = 1 << max(int(len(pages.ids) // BUCKET_ROWS), 0).bit_length()
+    held = Buckets(scratch, "pairs", PAIR, buckets)
     if ranks:
-        buckets = EntryBuckets(scratch, 1 << max(int(len(pages.ids) // BUCKET_ROWS), 0).bit_length())
-        prefix_dropped = _prefixes(pages, rank, ranks, kept_ranks, threshold, min_shared, buckets)
-        for rows in buckets.take():
+        entries = Buckets(scratch, "entries", ENTRY, buckets)
+        prefix_dropped = _prefixes(pages, rank, ranks, kept_ranks, threshold, min_shared, entries)
+        for rows in entries.take():
             counts.count_postings(rows["rank"].astype(np.int64), rows["doc"], rows["n"].astype(np.int64),
                                   rows["pos"].astype(np.int64))
-    a, b, total, need, rest = counts.take()
-    kept, pruned = candidate_filter(total, need, rest, min_shared)
-    pairs = sorted(zip(a[kept].tolist(), b[kept].tolist()))
-    return Candidates(pairs, ranks, ranks - kept_ranks, prefix_dropped, counts.counted, int(pruned.sum()))
+            if counts.pairs_at_least(FLUSH_PAIRS):  # as the reducer flushes: to pair buckets
+                _hold(held, counts.take())
+    _hold(held, counts.take())
+    held.close()
+    pairs: list[tuple[int, int]] = []
+    pruned = 0
+    for rows in held.take():  # step 2: each pair bucket added up and filtered
+        a, b, total, need, rest = add_up(*(rows[name] for name in PAIR.names))
+        kept, dropped = candidate_filter(total, need, rest, min_shared)
+        pairs += zip(a[kept].tolist(), b[kept].tolist())
+        pruned += int(dropped.sum())
+    return Candidates(sorted(pairs), ranks, ranks - kept_ranks, prefix_dropped, counts.counted, pruned)
+
+
+def _hold(held: Buckets, counts: tuple[np.ndarray, ...]) -> None:
+    """Pair counts to the pair buckets, ``(doc_a + doc_b) mod buckets`` as the job's."""
+    a, b, _, _, _ = counts
+    buckets = len(held.paths)
+    held.append((a % buckets + b % buckets) % buckets, **dict(zip(PAIR.names, counts)))
 
 
 def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
-              buckets: EntryBuckets) -> int:
+              buckets: Buckets) -> int:
     """The pair job's mapper: every page's probe prefix as ``(rank, doc, n, pos)`` rows, to the
     rank buckets; returns how many pages' prefixes reached a dropped immutable."""
     lengths: dict[int, int] = {}
@@ -270,12 +296,10 @@ def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: 
         page_start = np.cumsum(shared_n) - shared_n
         at = _ranges(page_start, emitted)
         within = at - np.repeat(page_start, emitted)
-        rows = np.empty(len(at), ENTRY)
-        rows["rank"] = key_rank[at]
-        rows["doc"] = np.repeat(pages.docs[first:last], emitted)
-        rows["n"] = np.repeat(n, emitted)
-        rows["pos"] = np.repeat(n - shared_n, emitted) + within  # the df-1 immutables come first
-        buckets.append(rows)
+        ranks_at = key_rank[at]
+        buckets.append(ranks_at % len(buckets.paths), rank=ranks_at, doc=np.repeat(pages.docs[first:last], emitted),
+                       n=np.repeat(n, emitted),
+                       pos=np.repeat(n - shared_n, emitted) + within)  # the df-1 immutables come first
         first = last
     buckets.close()
     return dropped_pages

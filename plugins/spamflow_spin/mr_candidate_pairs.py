@@ -234,6 +234,16 @@ def count_pairs(entries, t, k, counts):
     return counted
 
 
+def add_up(a, b, count, need, rest):
+    """Pair counts (arrays ``doc_a, doc_b, count, alpha, rest``, a pair on any number of rows)
+    added up: one row per pair, sorted by (doc_a, doc_b), its counts summed and its smallest
+    rest (alpha is the same on every row of a pair: it depends on the two sizes only)."""
+    order = np.lexsort((b, a))
+    a, b, count, need, rest = a[order], b[order], count[order], need[order], rest[order]
+    starts = np.concatenate(([0], np.flatnonzero((np.diff(a) != 0) | (np.diff(b) != 0)) + 1))
+    return a[starts], b[starts], np.add.reduceat(count, starts), need[starts], np.minimum.reduceat(rest, starts)
+
+
 class PairCounts:
     """A reduce task's pair counts, :func:`count_pairs` over many immutables at once with numpy:
     per immutable its pages sorted by (n, doc, pos); each page y in its index prefix paired
@@ -347,11 +357,7 @@ class PairCounts:
     def _add_up(self):
         if len(self.held) > 1 or (self.held and self.rows > self.pairs):
             a, b, count, need, rest = (np.concatenate(column) for column in zip(*self.held))
-            order = np.lexsort((b, a))
-            a, b, count, need, rest = a[order], b[order], count[order], need[order], rest[order]
-            starts = np.concatenate(([0], np.flatnonzero((np.diff(a) != 0) | (np.diff(b) != 0)) + 1))
-            self.held = [(a[starts], b[starts], np.add.reduceat(count, starts), need[starts],
-                          np.minimum.reduceat(rest, starts))] if len(a) else []
+            self.held = [add_up(a, b, count, need, rest)] if len(a) else []
         self.pairs = self.rows = len(self.held[0][0]) if self.held else 0
 
     def pairs_at_least(self, limit):
