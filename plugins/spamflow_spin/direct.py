@@ -60,7 +60,6 @@ FLUSH_PAIRS = 1 << 22
 few copies while they are added up), as the job's reducer flushes at ``--flush-at``."""
 
 ENTRY = np.dtype([("rank", "<u4"), ("doc", "<i8"), ("n", "<u4"), ("pos", "<u4")])
-COUNT = np.dtype([("id", "<u8"), ("n", "<i8")])
 PAIR = np.dtype([("a", "<i8"), ("b", "<i8"), ("count", "<i8"), ("need", "<i8"), ("rest", "<i8")])
 
 
@@ -347,10 +346,10 @@ def frequencies(pages: PageIds, scratch: Path) -> tuple[tuple[np.ndarray, pa.Arr
     document frequencies; the pages' ids counted an id bucket at a time (one bucket's ids
     sorted: bounded memory), each bucket's words checked for a shared id."""
     buckets = len(pages.words.texts)
-    occurrences = Buckets(scratch, "occurrences", COUNT, buckets)
-    for first in range(0, len(pages.ids), CHUNK_IDS):  # each chunk's counts: ~3.6x fewer rows than ids
-        ids, n = np.unique(np.asarray(pages.ids[first:first + CHUNK_IDS]), return_counts=True)
-        occurrences.append(ids % np.uint64(buckets), id=ids, n=n)
+    occurrences = Buckets(scratch, "occurrences", np.dtype("<u8"), buckets)
+    for first in range(0, len(pages.ids), CHUNK_IDS):
+        ids = np.asarray(pages.ids[first:first + CHUNK_IDS])
+        occurrences.append(ids % np.uint64(buckets), **{"": ids})
     occurrences.close()
     found_ids, found_words, found_df = [], [], []
     for b in range(buckets):
@@ -358,10 +357,8 @@ def frequencies(pages: PageIds, scratch: Path) -> tuple[tuple[np.ndarray, pa.Arr
         path = occurrences.paths[b]
         if not path.exists():
             continue
-        rows = np.fromfile(path, COUNT)
+        ids, df = np.unique(np.fromfile(path, np.uint64), return_counts=True)
         path.unlink()
-        ids, inverse = np.unique(rows["id"], return_inverse=True)
-        df = np.bincount(inverse.reshape(-1), weights=rows["n"], minlength=len(ids)).astype(np.int64)
         ids, df = ids[df >= 2], df[df >= 2]
         found_ids.append(ids)
         found_words.append(words.take(pa.array(np.searchsorted(known, ids))))
@@ -384,10 +381,9 @@ def _prefixes(pages: PageIds, shared: tuple[np.ndarray, np.ndarray], kept_ranks:
     while first < len(sizes):
         last = max(int(np.searchsorted(pages.starts, pages.starts[first] + CHUNK_IDS, side="right")) - 1, first + 1)
         n = sizes[first:last]
-        distinct, inverse = np.unique(np.asarray(pages.ids[pages.starts[first]:pages.starts[last]]),
-                                      return_inverse=True)  # sorted: looked up in order, once each
-        at_id = np.minimum(np.searchsorted(shared_ids, distinct), len(shared_ids) - 1)
-        r = np.where(shared_ids[at_id] == distinct, rank_of[at_id], -1)[inverse.reshape(-1)]  # -1: df 1
+        ids = np.asarray(pages.ids[pages.starts[first]:pages.starts[last]])
+        at_id = np.minimum(np.searchsorted(shared_ids, ids), len(shared_ids) - 1)
+        r = np.where(shared_ids[at_id] == ids, rank_of[at_id], -1)  # -1: df 1
         page = np.repeat(np.arange(last - first, dtype=np.int64), n)
         shared = r >= 0
         key = page[shared] * ranks + r[shared]
