@@ -27,14 +27,14 @@ The result is the jobs' own, pair for pair and count for count (tests/test_spin_
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Container, Iterator, Sequence
+from itertools import count
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-from xxhash import xxh3_64_intdigest
 
 from spamflow_spin.candidates import Candidates
 from spamflow_spin.dictionary import SynonymDictionary
@@ -44,9 +44,6 @@ from spamflow_spin.verifier import mutable_overlap
 BUCKET_ROWS = 1 << 22
 """Posting entries per rank bucket (20 bytes each on disk; a few copies in memory while its
 pairs are counted)."""
-
-WORD_BUCKETS = 64
-"""Id buckets of the distinct immutables (and of the ids counted for their frequencies)."""
 
 CHUNK_IDS = 1 << 21
 """Immutable ids handled at a time when counting frequencies and taking prefixes."""
@@ -64,21 +61,19 @@ PAIR = np.dtype([("a", "<i8"), ("b", "<i8"), ("count", "<i8"), ("need", "<i8"), 
 
 
 class PageIds:
-    """The pages of ``immutables.tsv`` in file order: doc ids, immutable ids (64-bit hashes, a
-    memory-mapped file, page after page), where each page starts, and the distinct immutables
-    by hash bucket (:class:`WordBuckets`)."""
+    """The pages of ``immutables.tsv`` in file order: doc ids, immutable ids (a memory-mapped
+    file of uint32, page after page) and where each page's start."""
 
-    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: WordBuckets) -> None:
+    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: list[str]) -> None:
         self.docs, self.starts, self.ids, self.words = docs, starts, ids, words
         self.by_doc = np.argsort(docs, kind="stable")
 
     def remove(self) -> None:
-        """Delete the ids' and the words' files (unusable after)."""
+        """Delete the ids' file (``ids`` unusable after)."""
         path = getattr(self.ids, "filename", None)
-        self.ids = np.zeros(0, np.uint64)
+        self.ids = np.zeros(0, np.uint32)
         if path is not None:
             Path(path).unlink()
-        self.words.remove()
 
     @property
     def sizes(self) -> np.ndarray:
@@ -95,8 +90,7 @@ class PageIds:
 
     def jaccard(self, a: np.ndarray, b: np.ndarray, block: int = CHUNK_IDS) -> np.ndarray:
         """``similarity.jaccard`` of the immutable sets of the pages a[i] and b[i], as float64
-        (|A ∩ B| / (|A| + |B| - |A ∩ B|): the same division of the same integers; the ids stand
-        for the immutables once :func:`frequencies` has found no two sharing one)."""
+        (|A ∩ B| / (|A| + |B| - |A ∩ B|): the same division of the same integers)."""
         rows_a, rows_b = self.rows(a), self.rows(b)
         sizes = self.sizes
         n_a, n_b = sizes[rows_a], sizes[rows_b]
@@ -107,13 +101,13 @@ class PageIds:
             last = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + block, side="right")), first + 1)
             pairs = np.arange(last - first)
             rows = np.concatenate((rows_a[first:last], rows_b[first:last]))
+            owner = np.concatenate((pairs, pairs))
             lengths = sizes[rows]
-            owner = np.repeat(np.concatenate((pairs, pairs)), lengths)
-            ids = self.ids[_ranges(self.starts[rows], lengths)]
-            order = np.lexsort((ids, owner))
-            owner, ids = owner[order], ids[order]
-            same = (owner[1:] == owner[:-1]) & (ids[1:] == ids[:-1])
-            inter[first:last] = np.bincount(owner[1:][same], minlength=last - first)
+            ids = self.ids[_ranges(self.starts[rows], lengths)].astype(np.int64)
+            key = np.repeat(owner, lengths) * (len(self.words) + 1) + ids
+            key.sort()
+            shared = key[1:][key[1:] == key[:-1]] // (len(self.words) + 1)
+            inter[first:last] = np.bincount(shared, minlength=last - first)
             first = last
         with np.errstate(invalid="ignore"):
             return np.where(n_a + n_b > 0, inter / np.maximum(n_a + n_b - inter, 1), 0.0)
@@ -126,92 +120,30 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offsets, lengths) + np.arange(total)
 
 
-class HashCollision(Exception):
-    """Two different immutables of a snapshot have the same 64-bit id: the direct engine's
-    arithmetic would merge them, so the stage runs the jobs instead (about one snapshot in
-    10^5 at 2.4 x 10^7 distinct immutables)."""
-
-
-def immutable_ids(words: list[str]) -> np.ndarray:
-    """The 64-bit id of each immutable (xxh3)."""
-    return np.fromiter((xxh3_64_intdigest(word.encode("utf-8")) for word in words), np.uint64, len(words))
-
-
-class WordBuckets:
-    """Each distinct immutable of a batch of pages with its id, appended to a file per id
-    bucket (``id mod buckets``): the text of the words (one a line: an immutable holds no
-    whitespace) and their ids beside it.  Read back a bucket at a time to find the words of
-    the shared ids and to check that no two words share an id."""
-
-    def __init__(self, folder: Path, buckets: int = WORD_BUCKETS) -> None:
-        self.ids = Buckets(folder, "word-ids", np.dtype("<u8"), buckets)
-        self.texts = [folder / f"word-texts-{b:05d}" for b in range(buckets)]
-
-    def append(self, words: list[str], ids: np.ndarray) -> None:
-        bucket = ids % np.uint64(len(self.texts))
-        order = np.argsort(bucket, kind="stable")
-        bounds = np.searchsorted(bucket[order], np.arange(len(self.texts) + 1)).tolist()
-        self.ids.append(bucket, **{"": ids})
-        for b in np.flatnonzero(np.diff(bounds)).tolist():
-            with open(self.texts[b], "a", encoding="utf-8", newline="\n") as fh:
-                fh.write("\n".join(words[i] for i in order[bounds[b]:bounds[b + 1]].tolist()) + "\n")
-
-    def bucket(self, b: int) -> tuple[np.ndarray, pa.Array]:
-        """A bucket's distinct ids, sorted, and the word of each; :class:`HashCollision` if two
-        words share an id."""
-        self.ids.close()
-        if not self.texts[b].exists():
-            return np.zeros(0, np.uint64), pa.array([], pa.large_string())
-        ids = np.fromfile(self.ids.paths[b], np.uint64)
-        with open(self.texts[b], encoding="utf-8", newline="\n") as fh:
-            words = fh.read().split("\n")[:-1]
-        table = pa.table({"id": ids, "word": pa.array(words, pa.large_string())})
-        distinct = table.group_by(["id", "word"]).aggregate([])
-        if len(distinct) != len(np.unique(ids)):
-            raise HashCollision(f"two immutables share a 64-bit id in {self.texts[b]}")
-        order = np.argsort(distinct["id"].to_numpy(), kind="stable")
-        return distinct["id"].to_numpy()[order], distinct["word"].combine_chunks().take(pa.array(order))
-
-    def remove(self) -> None:
-        self.ids.close()
-        for path in (*self.ids.paths, *self.texts):
-            path.unlink(missing_ok=True)
-
-
 class IdWriter:
-    """Pages' immutables as 64-bit ids (:func:`immutable_ids`; each distinct one of a batch of
-    pages hashed once, no dictionary of the snapshot's immutables in memory), appended to
-    ``folder/ids.u64``, the batch's distinct words to :class:`WordBuckets`;
-    :meth:`finish` gives the :class:`PageIds`."""
+    """Pages' immutables numbered as they come (each distinct immutable its id, as first seen),
+    the ids appended to a file of uint32; :meth:`finish` gives the :class:`PageIds`."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / "ids.u64"
-        self.words = WordBuckets(folder)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
+        self.lookup = self.vocabulary.__getitem__
         self.docs: list[int] = []
         self.sizes: list[int] = []
-        self.held: list[str] = []
-        self.out: BinaryIO = open(self.path, "wb")  # noqa: SIM115 (closed in finish())
+        self.held: list[int] = []
+        self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
 
     def add(self, doc: int, immutables: Sequence[str]) -> None:
         self.docs.append(doc)
         self.sizes.append(len(immutables))
-        self.held += immutables
+        self.held += map(self.lookup, immutables)
         if len(self.held) >= CHUNK_IDS:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self.held:
-            return
-        encoded = pc.dictionary_encode(pa.array(self.held, pa.large_string()))
-        words = encoded.dictionary.to_pylist()
-        ids = immutable_ids(words)
-        ids[encoded.indices.to_numpy()].tofile(self.out)
-        self.words.append(words, ids)
-        self.held = []
+            np.array(self.held, np.uint32).tofile(self.out)
+            self.held.clear()
 
     def finish(self, keep: Container[int] | None = None) -> PageIds:
         """The pages written, or only those whose doc is in ``keep`` (in the order written)."""
-        self._flush()
+        np.array(self.held, np.uint32).tofile(self.out)
         self.out.close()
         docs, sizes = np.array(self.docs, np.int64), np.array(self.sizes, np.int64)
         path = self.path
@@ -220,8 +152,8 @@ class IdWriter:
             path = _gather(self.path, _starts(sizes), rows, sizes[rows])
             docs, sizes = docs[rows], sizes[rows]
         starts = _starts(sizes)
-        ids = np.memmap(path, np.uint64, mode="r") if starts[-1] else np.zeros(0, np.uint64)
-        return PageIds(docs, starts, ids, self.words)
+        ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
+        return PageIds(docs, starts, ids, list(self.vocabulary))
 
 
 def _starts(sizes: np.ndarray) -> np.ndarray:
@@ -232,7 +164,7 @@ def _starts(sizes: np.ndarray) -> np.ndarray:
 
 def _gather(path: Path, starts: np.ndarray, rows: np.ndarray, sizes: np.ndarray) -> Path:
     """The ids of ``rows`` (each ``sizes`` long) copied to a new file, a chunk at a time."""
-    ids = np.memmap(path, np.uint64, mode="r") if starts[-1] else np.zeros(0, np.uint64)
+    ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
     kept = path.with_name(path.name + ".kept")
     ends = np.cumsum(sizes)
     with open(kept, "wb") as out:
@@ -249,8 +181,8 @@ def _gather(path: Path, starts: np.ndarray, rows: np.ndarray, sizes: np.ndarray)
 
 def read_immutables(lines: Path, scratch: Path) -> PageIds:
     """``doc<TAB>immutable ...`` lines (the jobs' input, split as ``str.split()`` does) as
-    :class:`PageIds`, the ids and words in ``scratch``."""
-    writer = IdWriter(scratch)
+    :class:`PageIds`, the ids in ``scratch/ids.u32``."""
+    writer = IdWriter(scratch / "ids.u32")
     with open(lines, encoding="utf-8", newline="\n") as fh:  # lines end at \n only, as the jobs read them
         for number, line in enumerate(fh, 1):
             doc, tab, immutables = line.rstrip("\n").partition("\t")
@@ -275,10 +207,7 @@ class Buckets:
         bounds = np.searchsorted(bucket[order], np.arange(len(self.paths) + 1))
         rows = np.empty(len(bucket), self.dtype)
         for name, column in columns.items():
-            if name:
-                rows[name] = column[order]
-            else:  # a dtype without fields
-                rows[:] = column[order]
+            rows[name] = column[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             if b not in self.handles:
                 self.handles[b] = open(self.paths[b], "ab")  # noqa: SIM115 (closed in close())
@@ -302,21 +231,23 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     """:func:`~spamflow_spin.candidates.find_candidates`'s result for ``pages`` (the jobs'
     input lines read by :func:`read_immutables`, or the stage's :class:`IdWriter`), computed in
     this process (scratch files in ``scratch``)."""
-    shared, df = frequencies(pages, scratch)
-    order = rank_order(df, shared[1])
-    rank_of = np.empty(len(order), np.int64)  # the rank of each shared id, ids sorted
-    rank_of[order] = np.arange(len(order))
-    by_id = np.argsort(shared[0])
-    shared_ids, rank_of = shared[0][by_id], rank_of[by_id]
-    ranks = len(order)
-    kept_ranks = int((df <= max_pages).sum())  # (df, immutable) order: the dropped ones last
+    words = len(pages.words)
+    df = np.zeros(words, np.int64)
+    for first in range(0, len(pages.ids), max(CHUNK_IDS, words)):  # O(ids + words), not chunks x words
+        df += np.bincount(pages.ids[first:first + max(CHUNK_IDS, words)], minlength=words)
+    shared_ids = np.flatnonzero(df >= 2)
+    order = rank_order(df[shared_ids], pa.array([pages.words[i] for i in shared_ids.tolist()], pa.large_string()))
+    rank = np.full(words, -1, np.int64)
+    rank[shared_ids[order]] = np.arange(len(shared_ids))
+    ranks = len(shared_ids)
+    kept_ranks = int((df[shared_ids] <= max_pages).sum())  # (df, immutable) order: the dropped ones last
     counts = PairCounts(threshold, min_shared)
     prefix_dropped = 0
     buckets = 1 << max(int(len(pages.ids) // BUCKET_ROWS), 0).bit_length()
     held = Buckets(scratch, "pairs", PAIR, buckets)
     if ranks:
         entries = Buckets(scratch, "entries", ENTRY, buckets)
-        prefix_dropped = _prefixes(pages, (shared_ids, rank_of), kept_ranks, threshold, min_shared, entries)
+        prefix_dropped = _prefixes(pages, rank, ranks, kept_ranks, threshold, min_shared, entries)
         for rows in entries.take():
             counts.count_postings(rows["rank"].astype(np.int64), rows["doc"], rows["n"].astype(np.int64),
                                   rows["pos"].astype(np.int64))
@@ -341,49 +272,18 @@ def _hold(held: Buckets, counts: tuple[np.ndarray, ...]) -> None:
     held.append((a % buckets + b % buckets) % buckets, **dict(zip(PAIR.names, counts)))
 
 
-def frequencies(pages: PageIds, scratch: Path) -> tuple[tuple[np.ndarray, pa.Array], np.ndarray]:
-    """``mr_immutable_frequency``: the ids on two pages or more with their words, and their
-    document frequencies; the pages' ids counted an id bucket at a time (one bucket's ids
-    sorted: bounded memory), each bucket's words checked for a shared id."""
-    buckets = len(pages.words.texts)
-    occurrences = Buckets(scratch, "occurrences", np.dtype("<u8"), buckets)
-    for first in range(0, len(pages.ids), CHUNK_IDS):
-        ids = np.asarray(pages.ids[first:first + CHUNK_IDS])
-        occurrences.append(ids % np.uint64(buckets), **{"": ids})
-    occurrences.close()
-    found_ids, found_words, found_df = [], [], []
-    for b in range(buckets):
-        known, words = pages.words.bucket(b)
-        path = occurrences.paths[b]
-        if not path.exists():
-            continue
-        ids, df = np.unique(np.fromfile(path, np.uint64), return_counts=True)
-        path.unlink()
-        ids, df = ids[df >= 2], df[df >= 2]
-        found_ids.append(ids)
-        found_words.append(words.take(pa.array(np.searchsorted(known, ids))))
-        found_df.append(df.astype(np.int64))
-    if not found_ids:
-        return (np.zeros(0, np.uint64), pa.array([], pa.large_string())), np.zeros(0, np.int64)
-    return (np.concatenate(found_ids), pa.concat_arrays(found_words)), np.concatenate(found_df)
-
-
-def _prefixes(pages: PageIds, shared: tuple[np.ndarray, np.ndarray], kept_ranks: int, t: float, k: int,
+def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
               buckets: Buckets) -> int:
     """The pair job's mapper: every page's probe prefix as ``(rank, doc, n, pos)`` rows, to the
     rank buckets; returns how many pages' prefixes reached a dropped immutable."""
     lengths: dict[int, int] = {}
     dropped_pages = 0
     sizes = pages.sizes
-    shared_ids, rank_of = shared
-    ranks = len(shared_ids)
     first = 0
     while first < len(sizes):
         last = max(int(np.searchsorted(pages.starts, pages.starts[first] + CHUNK_IDS, side="right")) - 1, first + 1)
         n = sizes[first:last]
-        ids = np.asarray(pages.ids[pages.starts[first]:pages.starts[last]])
-        at_id = np.minimum(np.searchsorted(shared_ids, ids), len(shared_ids) - 1)
-        r = np.where(shared_ids[at_id] == ids, rank_of[at_id], -1)  # -1: df 1
+        r = rank[pages.ids[pages.starts[first]:pages.starts[last]]]
         page = np.repeat(np.arange(last - first, dtype=np.int64), n)
         shared = r >= 0
         key = page[shared] * ranks + r[shared]

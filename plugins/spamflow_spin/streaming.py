@@ -18,7 +18,7 @@ the candidate jobs as one.
 
 from __future__ import annotations
 
-import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from itertools import combinations
@@ -33,7 +33,7 @@ from spamflow.progress import progress_bar
 from spamflow_spin.candidates import add_candidate_counts, candidate_pairs_count, stage_candidates, task_args
 from spamflow_spin.copies import between_group_pairs, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
-from spamflow_spin.direct import HashCollision, IdWriter, PageIds, direct_candidates, verify_direct
+from spamflow_spin.direct import IdWriter, PageIds, direct_candidates, verify_direct
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
@@ -66,10 +66,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     pairs: list[dict[str, Any]] = []
     same_set: dict[int, list[int]] = {}
     partitions = work / "partitions.tsv"
-    scratch = work / "direct"  # the direct engine's files, removed when it is done
-    if direct:
-        scratch.mkdir(exist_ok=True)
-    writer = IdWriter(scratch) if direct else None  # the direct engine's input: ids, not text
+    writer = IdWriter(work / "ids.u32") if direct else None  # the direct engine's input, instead of immutables.tsv
     with open(spool, encoding="utf-8") as src, open(partitions, "w", encoding="utf-8") as dst:
         for members, line in zip(texts.values(), src):
             n_words, _, rest = line.rstrip("\n").partition("\t")
@@ -100,13 +97,8 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     if len(groups) > 1:
         _representatives(partitions, groups, lines)
     if writer is not None:
-        try:
-            scored = _direct(writer.finish(keep=groups), partitions, groups, dictionary, params, scratch, counts)
-        except HashCollision:  # ids that are not the immutables: the jobs instead, exact
-            direct = False
-        finally:
-            shutil.rmtree(scratch)
-    if not direct:
+        scored = _direct(writer.finish(keep=groups), partitions, groups, dictionary, params, work, counts)
+    else:
         if len(groups) > 1:
             candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
         counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
@@ -129,17 +121,19 @@ def _representatives(partitions: Path, groups: dict[int, list[int]], lines: Path
 
 
 def _direct(ids: PageIds, partitions: Path, groups: dict[int, list[int]], dictionary: SynonymDictionary,
-            params: SpinParams, scratch: Path, counts: Counter[str]) -> list[tuple[int, int, float, float]]:
+            params: SpinParams, work: Path, counts: Counter[str]) -> list[tuple[int, int, float, float]]:
     """Steps 3 and 4 in this process: candidates, Jaccard and verifier (``direct.py``); ``ids``:
-    the groups' representatives; :class:`HashCollision` before any count is added."""
+    the groups' representatives."""
     candidates: list[tuple[int, int]] = []
     scores: list[float] = []
     if len(groups) > 1:
-        found = direct_candidates(ids, scratch, threshold=params.immutable_threshold,
-                                  max_pages=params.max_pages, min_shared=params.min_shared)
+        with tempfile.TemporaryDirectory(prefix="direct-", dir=work) as scratch:
+            found = direct_candidates(ids, Path(scratch), threshold=params.immutable_threshold,
+                                      max_pages=params.max_pages, min_shared=params.min_shared)
         candidates = add_candidate_counts(found, counts)
         scores = ids.jaccard(np.array([a for a, _ in candidates], np.int64),
                              np.array([b for _, b in candidates], np.int64)).tolist()
+    ids.remove()
     counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
     scored = [(a, b, 1.0) for a, b in within_group_pairs(groups)]
     for (rep_a, rep_b), score in zip(candidates, scores):
