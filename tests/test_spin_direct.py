@@ -49,7 +49,8 @@ def test_direct_candidates_equal_the_jobs_on_planted_near_copies(tmp_path, seed,
     assert got == jobs
     if not jobs.prefix_dropped:  # nothing above t lost (a prefix reaching a dropped immutable may)
         assert _brute_force(docs, t) <= set(got.pairs)
-    assert jobs.pairs_counted > 0 and (max_pages > 5 or jobs.dropped > 0)
+    # (_random_sets iterates sets of strings: its corpus depends on the hash seed; at t = 1.0 it may hold no pair)
+    assert (jobs.pairs_counted > 0 or t == 1.0) and (max_pages > 5 or jobs.dropped > 0)
     monkeypatch.setattr(direct, "CHUNK_IDS", 17)
     monkeypatch.setattr(direct, "BUCKET_ROWS", 64)
     monkeypatch.setattr(direct, "FLUSH_PAIRS", 5)  # pair counts flushed to pair buckets part way
