@@ -97,8 +97,8 @@ def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bo
     none = [None] * rows
     status, title = column.get("status", none), column.get("title", none)
     texts = column.get("words", none)
-    anchors: list[str | None] = []
-    urls: list[str | None] = []
+    anchors: list[Any] = []  # str or None, as the column holds them
+    urls: list[Any] = []
     bounds = [0] * (rows + 1)
     if "links" in batch.schema.names:
         links = batch.column("links")

@@ -57,7 +57,8 @@ FLUSH_PAIRS = 1 << 22
 few copies while they are added up), as the job's reducer flushes at ``--flush-at``."""
 
 ENTRY = np.dtype([("rank", "<u4"), ("doc", "<i8"), ("n", "<u4"), ("pos", "<u4")])
-PAIR = np.dtype([("a", "<i8"), ("b", "<i8"), ("count", "<i8"), ("need", "<i8"), ("rest", "<i8")])
+PAIR_FIELDS = ("a", "b", "count", "need", "rest")
+PAIR = np.dtype([(name, "<i8") for name in PAIR_FIELDS])
 
 
 class PageIds:
@@ -258,7 +259,7 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     pairs: list[tuple[int, int]] = []
     pruned = 0
     for rows in held.take():  # step 2: each pair bucket added up and filtered
-        a, b, total, need, rest = add_up(*(rows[name] for name in PAIR.names))
+        a, b, total, need, rest = add_up(*(rows[name] for name in PAIR_FIELDS))
         kept, dropped = candidate_filter(total, need, rest, min_shared)
         pairs += zip(a[kept].tolist(), b[kept].tolist())
         pruned += int(dropped.sum())
@@ -269,7 +270,7 @@ def _hold(held: Buckets, counts: tuple[np.ndarray, ...]) -> None:
     """Pair counts to the pair buckets, ``(doc_a + doc_b) mod buckets`` as the job's."""
     a, b, _, _, _ = counts
     buckets = len(held.paths)
-    held.append((a % buckets + b % buckets) % buckets, **dict(zip(PAIR.names, counts)))
+    held.append((a % buckets + b % buckets) % buckets, **dict(zip(PAIR_FIELDS, counts)))
 
 
 def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
