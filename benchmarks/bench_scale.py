@@ -13,7 +13,8 @@ each, real-prose text, link farms, quilts, copies, template sites), then runs
 ``spamflow run`` on it with every built-in detector, the classifier and the report,
 ``workers: 2`` (``--stages-at-once N``: ``stages_at_once: N``, default 1), the given MapReduce runner (``spark``: ``--spark-master local[2]``), every stage
 that has one with ``engine: auto`` (so on Spark every such stage runs its jobs; on ``local``
-only quilt and spin, and spin's verification above 5,000 pages a snapshot).  While the run goes, a sampler reads ``/proc``
+only spin's candidate jobs, on snapshots of at most 5,000 pages: above that spin's ``direct``
+engine and quilt's ``memory`` one run the jobs' arithmetic in the stage's process).  While the run goes, a sampler reads ``/proc``
 every 0.5 s: the largest resident set of any process of the run, and the bytes under the
 run's temporary folder (``TMPDIR`` is pointed into the benchmark's folder, so mrjob's and
 Spark's scratch space is counted) plus the stages' unpublished directories.  Each sample is
@@ -172,8 +173,8 @@ def scale_config(pages: int, web: Path, workdir: Path, runner: str, engines: dic
 def engine_choice(text: str) -> tuple[str, str]:
     """``STAGE=ENGINE`` of ``--engine``."""
     stage, _, engine = text.partition("=")
-    if stage not in ("parse", *ENGINE_STAGES) or engine not in ("auto", "memory", "mapreduce"):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected STAGE=auto|memory|mapreduce, STAGE one of "
+    if stage not in ("parse", *ENGINE_STAGES) or engine not in ("auto", "memory", "direct", "mapreduce"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected STAGE=auto|memory|direct|mapreduce, STAGE one of "
                                          f"parse, {', '.join(ENGINE_STAGES)}")
     return stage, engine
 

@@ -57,7 +57,7 @@ Ignored, because they legitimately differ between two runs of the same stage:
   version before such a key compares with one after), ``run_id``, ``upstream_runs`` (fresh ids per run), ``seconds``,
   ``cpu_seconds`` and ``finished_at`` (timings), ``mapreduce_applications`` (jobs started),
   and the counts of what the engine did: ``mapreduce_jobs`` (links), ``engine_mapreduce_snapshots``
-  (spin);
+  and ``engine_direct_snapshots`` (spin);
 * in ``run.json``: everything but the list of stages and their directories (``status``,
   ``config`` path, ``started_at``/``finished_at``, ``ran_now``, absolute ``directory`` and
   ``outputs`` paths); runner names and args are not in any stage's record (they are not
@@ -100,7 +100,7 @@ import pyarrow.parquet as pq
 
 IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "cpu_seconds", "finished_at",
                                   "mapreduce_applications"})
-IGNORED_COUNTS = frozenset({"mapreduce_jobs", "engine_mapreduce_snapshots"})  # what the engine did, not found
+IGNORED_COUNTS = frozenset({"mapreduce_jobs", "engine_mapreduce_snapshots", "engine_direct_snapshots"})  # what the engine did, not found
 SCRATCH_OUTPUT = "work"
 SHOWN = 80  # characters of a value shown in a difference
 

@@ -65,8 +65,9 @@ def _same(a: tuple[dict, dict], b: tuple[dict, dict]) -> None:
     for name in ("pairs", "campaigns", "bad_records"):
         assert out_a[name] == out_b[name], name  # byte for byte, floats included
     assert out_a["hosts"].equals(out_b["hosts"])
-    engine = "engine_mapreduce_snapshots"
-    assert {k: v for k, v in counts_a.items() if k != engine} == {k: v for k, v in counts_b.items() if k != engine}
+    engine = {"engine_mapreduce_snapshots", "engine_direct_snapshots"}
+    assert {k: v for k, v in counts_a.items() if k not in engine} == {k: v for k, v in counts_b.items()
+                                                                      if k not in engine}
 
 
 PARAMS = {"dictionary": [DEMO_DICTIONARY], "verifier_threshold": 0.7}
@@ -120,7 +121,8 @@ def test_auto_engine_follows_the_snapshot_size(tmp_path):
     _page_table(tmp_path / "pages")
     small = _run(tmp_path / "pages", tmp_path / "a", {**PARAMS, "mapreduce_above": 10_000})
     big = _run(tmp_path / "pages", tmp_path / "b", {**PARAMS, "mapreduce_above": 10})
-    assert "engine_mapreduce_snapshots" not in small[1] and big[1]["engine_mapreduce_snapshots"] == 2
+    assert "engine_direct_snapshots" not in small[1] and big[1]["engine_direct_snapshots"] == 2
+    assert "engine_mapreduce_snapshots" not in big[1]
     _same(small, big)
 
 

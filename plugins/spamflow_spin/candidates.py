@@ -81,9 +81,14 @@ def find_candidates(lines: Path, work: Path, *, threshold: float, max_pages: int
 def stage_candidates(lines: Path, work: Path, params: SpinParams, runner: str, runner_args: Sequence[str],
                      counts: Counter[str]) -> list[tuple[int, int]]:
     """:func:`find_candidates` with the stage's parameters, its figures added to ``counts``
-    (both engines call this)."""
+    (the memory and mapreduce engines call this)."""
     found = find_candidates(lines, work, threshold=params.immutable_threshold, max_pages=params.max_pages,
                             min_shared=params.min_shared, runner=runner, runner_args=runner_args)
+    return add_candidate_counts(found, counts)
+
+
+def add_candidate_counts(found: Candidates, counts: Counter[str]) -> list[tuple[int, int]]:
+    """The candidates' figures added to the stage's ``counts``; their pairs."""
     counts["immutables_dropped_popular"] += found.dropped
     counts["pages_prefix_dropped"] += found.prefix_dropped
     counts["candidate_pair_counts"] += found.pairs_counted

@@ -3,6 +3,7 @@ candidate pairs (mrjob) → immutable Jaccard → mutable verifier → campaigns
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pydantic import BaseModel
@@ -20,7 +22,6 @@ from spamflow.article import article_words
 from spamflow.atomic import atomic_path
 from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.domains import host_of, registered_domain
-from spamflow.mr import use_mapreduce
 from spamflow.mundane import REASONS, Rules
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
@@ -28,7 +29,7 @@ from spamflow_spin.campaigns import components, promoted_sites
 from spamflow_spin.candidates import candidate_pairs_count, stage_candidates
 from spamflow_spin.copies import between_group_pairs, group_same_immutables, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary, load_dictionary
-from spamflow_spin.params import SpinParams, resolve_dictionary_path
+from spamflow_spin.params import SpinParams, resolve_dictionary_path, spin_engine
 from spamflow_spin.partition import Partition, partition
 from spamflow_spin.similarity import jaccard
 from spamflow_spin.streaming import find_spin_streaming
@@ -89,18 +90,34 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: 
 
 def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bool,
            links_of: set[int] | None) -> Iterator[Page]:
-    for row in batch.to_pylist():
-        if row["snapshot"] != snapshot:
+    """The batch's pages, its columns made Python lists one at a time (``batch.to_pylist()``
+    made a dict per row and per link: ~7 % of the stage's CPU on the direct engine)."""
+    rows = batch.num_rows
+    column = {name: batch.column(name).to_pylist() for name in batch.schema.names if name != "links"}
+    none = [None] * rows
+    status, title = column.get("status", none), column.get("title", none)
+    texts = column.get("words", none)
+    anchors: list[Any] = []  # str or None, as the column holds them
+    urls: list[Any] = []
+    bounds = [0] * (rows + 1)
+    if "links" in batch.schema.names:
+        links = batch.column("links")
+        flat = pc.list_flatten(links)  # null lists: no links, as ``row["links"] or []``
+        bounds[1:] = itertools.accumulate(pc.fill_null(pc.list_value_length(links), 0).to_pylist())
+        anchors = pc.struct_field(flat, "anchor").to_pylist() if words else []
+        urls = pc.struct_field(flat, "url").to_pylist() if links_of is None or links_of else []
+    for i, doc in enumerate(column["doc_id"]):
+        if column["snapshot"][i] != snapshot:
             continue
-        links = row.get("links") or []
+        first, end = bounds[i], bounds[i + 1]
         text: list[str] = []
         if words:
-            text, missing = article_words(row["words"] or [], (link["anchor"] or "" for link in links))
+            text, missing = article_words(texts[i] or [], (anchor or "" for anchor in anchors[first:end]))
             counts["anchors_not_in_words"] += missing
-        targets = sorted({host_of(link["url"]) for link in links} - {""}) \
-            if links_of is None or row["doc_id"] in links_of else []
-        yield Page(row["doc_id"], row["url"], row["host"], row["domain"],
-                   [(t, registered_domain(t)) for t in targets], text, row.get("status"), row.get("title") or "")
+        targets = sorted({host_of(url) for url in urls[first:end]} - {""}) \
+            if links_of is None or doc in links_of else []
+        yield Page(doc, column["url"][i], column["host"][i], column["domain"][i],
+                   [(t, registered_domain(t)) for t in targets], text, status[i], title[i] or "")
 
 
 def excluded_pages(pages: Iterable[Page], rules: Rules, excluded: dict[int, str],
@@ -311,16 +328,18 @@ class SpinDetector(Detector):
         for snapshot in snapshots:
             work = ctx.outdir / "work" / snapshot
             excluded: dict[int, str] = {}
-            if use_mapreduce(params.engine, ctx.settings, size=sizes[snapshot], above=params.mapreduce_above):
+            engine = spin_engine(params.engine, ctx.settings, sizes[snapshot], params.mapreduce_above)
+            if engine in ("mapreduce", "direct"):
                 stream = excluded_pages(read_pages(pages_path, snapshot, counts, links_of=set()),  # targets: only
                                         rules, excluded, counts)  # for campaigns
                 pairs, found = find_spin_streaming(stream, dictionary, params, work, ctx.settings.runner,
-                                                   ctx.settings.runner_args, progress=ctx.settings.progress)
+                                                   ctx.settings.runner_args, progress=ctx.settings.progress,
+                                                   direct=engine == "direct")
                 in_pairs = {doc for p in pairs for doc in (p["doc_a"], p["doc_b"])}
                 pages = [page for page in read_pages(pages_path, snapshot, counts, words=False, links_of=in_pairs)
                          if page.doc_id in in_pairs]
                 every_page: Iterable[Page] = read_pages(pages_path, snapshot, counts, words=False, links_of=set())
-                counts["engine_mapreduce_snapshots"] += 1
+                counts[f"engine_{engine}_snapshots"] += 1
             else:
                 pages = list(excluded_pages(read_pages(pages_path, snapshot, counts), rules, excluded, counts))
                 counts["pages"] += len(pages)

@@ -116,6 +116,46 @@ def position_allows(pos_x, n_x, pos_y, n_y, need):
     return min(pos_x, pos_y) + 1 + min(n_x - pos_x - 1, n_y - pos_y - 1) >= need
 
 
+def probe_prefixes(sizes, shared, kept, t, k, lengths=None):
+    """Per page: its probe prefix past its df-1 immutables (``stop``, may be <= 0), how many of its
+    shared immutables it emits to the posting lists, and whether its
+    probe prefix reaches a dropped immutable (``#prefix_dropped``): ``sizes`` its n (df-1
+    immutables included: they come first in the order and take the first positions), ``shared``
+    its immutables of df >= 2, ``kept`` those of them of df <= max_pages (the shared ones' first
+    ``kept``: dropped ones come last).  ``lengths``: a cache n -> ``prefix_length(n, t, k)``.
+    The pair job's mapper and the direct engine both take their prefixes from here.
+
+    >>> stop, emitted, dropped = probe_prefixes(np.array([10, 10, 3]), np.array([8, 6, 1]), np.array([8, 1, 1]), 0.5, 1)
+    >>> stop.tolist(), emitted.tolist(), dropped.tolist()  # prefix_length(10, 0.5) = 6, prefix_length(3, 0.5) = 2
+    ([4, 2, 0], [4, 1, 0], [False, True, False])
+    """
+    lengths = {} if lengths is None else lengths
+    unique, inverse = np.unique(sizes, return_inverse=True)
+    for n in unique.tolist():
+        if n not in lengths:
+            lengths[n] = prefix_length(n, t, k)
+    stop = np.array([lengths[n] for n in unique.tolist()], np.int64)[inverse.reshape(-1)] - (sizes - shared)
+    probing = stop > 0
+    return stop, np.where(probing, np.minimum(stop, kept), 0), probing & (stop > kept)
+
+
+def rank_order(frequency, words):
+    """Indices of ``words`` (a pyarrow string array) in the global order (df, immutable), ``frequency``
+    their df; Arrow compares strings by their UTF-8 bytes, which is the order of code points,
+    i.e. Python's str order."""
+    return pc.sort_indices(pa.table({"df": frequency, "immutable": words}),
+                           sort_keys=[("df", "ascending"), ("immutable", "ascending")]).to_numpy()
+
+
+def candidate_filter(total, need, rest, k):
+    """Step 2's filters on added-up pair counts (numpy arrays): (candidates, pruned), the pairs
+    counted at least ``min(k, alpha)`` times that the accumulated positional bound keeps, and
+    those it drops."""
+    counted = total >= np.minimum(k, need)
+    bound = total + rest >= need
+    return counted & bound, counted & ~bound
+
+
 @dataclass
 class OrderedPages:
     """A batch of pages' immutables, each page's shared ones (df >= 2) in the global order
@@ -158,10 +198,7 @@ def order_pages(texts: list[str], df: dict[str, int], max_pages: int) -> Ordered
         frequency = np.fromiter(map(get, words, repeat(0)), np.int64, len(words))
     except OverflowError:  # a df beyond int64: that it is more than max_pages is all that matters
         frequency = np.array([min(get(word, 0), max_pages + 1) for word in words], np.int64)
-    # rank of each distinct immutable in the order (df, immutable); Arrow compares strings by
-    # their UTF-8 bytes, which is the order of code points, i.e. Python's str order
-    order = pc.sort_indices(pa.table({"df": frequency, "immutable": encoded.dictionary}),
-                            sort_keys=[("df", "ascending"), ("immutable", "ascending")]).to_numpy()
+    order = rank_order(frequency, encoded.dictionary)  # rank of each distinct immutable: (df, immutable)
     rank = np.empty(len(words), np.int64)
     rank[order] = np.arange(len(words))
     shared = frequency[codes] > 0  # df 1 (not in the side file): never emitted
@@ -195,6 +232,16 @@ def count_pairs(entries, t, k, counts):
                 count = counts.get(pair)
                 counts[pair] = (1, need, rest) if count is None else (count[0] + 1, need, min(count[2], rest))
     return counted
+
+
+def add_up(a, b, count, need, rest):
+    """Pair counts (arrays ``doc_a, doc_b, count, alpha, rest``, a pair on any number of rows)
+    added up: one row per pair, sorted by (doc_a, doc_b), its counts summed and its smallest
+    rest (alpha is the same on every row of a pair: it depends on the two sizes only)."""
+    order = np.lexsort((b, a))
+    a, b, count, need, rest = a[order], b[order], count[order], need[order], rest[order]
+    starts = np.concatenate(([0], np.flatnonzero((np.diff(a) != 0) | (np.diff(b) != 0)) + 1))
+    return a[starts], b[starts], np.add.reduceat(count, starts), need[starts], np.minimum.reduceat(rest, starts)
 
 
 class PairCounts:
@@ -261,7 +308,14 @@ class PairCounts:
         if numbers is None or len(numbers) != 3 * int(sizes.sum()):
             raise ValueError(f"not 'doc n pos,...' posting lists: {lists[0][:80]!r}")
         group = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
-        doc, n, pos = numbers[0::3], numbers[1::3], numbers[2::3]
+        self.count_postings(group, numbers[0::3], numbers[1::3], numbers[2::3])
+
+    def count_postings(self, group, doc, n, pos):
+        """Count the pairs of posting lists given as arrays: entry i is ``doc[i] n[i] pos[i]`` of
+        list ``group[i]`` (any order; int64).  The job's reducer parses its text into these; the
+        direct engine (``direct.py``) hands its own arrays here."""
+        if not len(group):
+            return
         order = np.lexsort((pos, doc, n, group))
         doc, n, pos, group = doc[order], n[order], pos[order], group[order]
         t, k = self.t, self.k
@@ -303,11 +357,7 @@ class PairCounts:
     def _add_up(self):
         if len(self.held) > 1 or (self.held and self.rows > self.pairs):
             a, b, count, need, rest = (np.concatenate(column) for column in zip(*self.held))
-            order = np.lexsort((b, a))
-            a, b, count, need, rest = a[order], b[order], count[order], need[order], rest[order]
-            starts = np.concatenate(([0], np.flatnonzero((np.diff(a) != 0) | (np.diff(b) != 0)) + 1))
-            self.held = [(a[starts], b[starts], np.add.reduceat(count, starts), need[starts],
-                          np.minimum.reduceat(rest, starts))] if len(a) else []
+            self.held = [add_up(a, b, count, need, rest)] if len(a) else []
         self.pairs = self.rows = len(self.held[0][0]) if self.held else 0
 
     def pairs_at_least(self, limit):
@@ -409,26 +459,21 @@ class MRCandidatePairs(MRJob):
         self.docs, self.texts = [], []
         max_pages, flush_at = self.options.max_pages, self.options.flush_postings
         ordered = order_pages(texts, self.df, max_pages)
-        sizes, starts = ordered.sizes.tolist(), ordered.starts
+        starts = ordered.starts
         # the order (dropped, df, immutable) is (df, immutable): dropped means df > max_pages,
         # so each page's dropped immutables are the end of its shared ones
         kept = np.bincount(np.repeat(np.arange(len(docs)), np.diff(starts))[ordered.frequencies <= max_pages],
                            minlength=len(docs)).tolist()
-        counts = np.diff(starts).tolist()
-        # per page: its stop (probe prefix past its df-1 immutables) and how many it emits
-        emitted = [0] * len(docs)
+        counts = np.diff(starts)
+        # per page: how many it emits (its probe prefix past its df-1 immutables, up to a dropped one)
+        stops, emitted, dropped = (column.tolist() for column in probe_prefixes(
+            ordered.sizes, counts, np.array(kept, np.int64), self.options.threshold, self.options.min_shared,
+            self.prefix_lengths))
         first = 0  # the first page not yet added to the posting lists
-        for i, n in enumerate(sizes):
-            stop = self.prefix_lengths.get(n)
-            if stop is None:
-                stop = self.prefix_lengths[n] = prefix_length(n, self.options.threshold, self.options.min_shared)
-            singles = n - counts[i]
-            stop -= singles
+        for i, stop in enumerate(stops):
             if stop <= 0:
                 continue
-            if stop > kept[i]:
-                self.prefix_dropped += 1  # the prefix reaches a dropped immutable: it stops there
-            emitted[i] = min(stop, kept[i])
+            self.prefix_dropped += dropped[i]  # the prefix reaches a dropped immutable: it stops there
             self.held += stop
             if self.held >= flush_at:
                 self.add_postings(docs, ordered, emitted, first, i + 1)
@@ -537,14 +582,12 @@ class MRCandidatePairs(MRJob):
                 held = totals.get((a, b))
                 totals[(a, b)] = ((int(count), int(need), int(rest)) if held is None else
                                   (held[0] + int(count), held[1], min(held[2], int(rest))))
-        k = self.options.min_shared
-        for (a, b), (total, need, rest) in totals.items():
-            if total < min(k, need):
-                continue
-            if total + rest >= need:
-                yield f"{a} {b}", str(total)
-            else:
-                self.pruned += 1
+        total, need, rest = (np.array(column, np.int64).reshape(-1) for column in zip(*totals.values()))
+        kept, pruned = candidate_filter(total, need, rest, self.options.min_shared)
+        self.pruned += int(pruned.sum())
+        for (a, b), n, keep in zip(totals, total.tolist(), kept.tolist()):
+            if keep:
+                yield f"{a} {b}", str(n)
 
     def finish_pruned(self):
         yield BOUND_PRUNED, str(self.pruned)

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from spamflow.mr import Engine
+from spamflow.detector import RunSettings
 from spamflow.mundane import ErrorPageParams
 
 PACKAGE_PREFIX = "package:"
@@ -25,6 +25,25 @@ def resolve_dictionary_path(entry: str, base_dir: Path | None) -> Path:
             raise ValueError(f"{entry!r}: no importable package {package!r}") from exc
     path = Path(entry).expanduser()
     return path if path.is_absolute() or base_dir is None else (base_dir / path).resolve()
+
+
+SpinEngine = Literal["auto", "memory", "direct", "mapreduce"]
+
+
+def spin_engine(engine: SpinEngine, settings: RunSettings, size: int, above: int) -> str:
+    """The engine a snapshot of ``size`` pages runs on: the one asked for, or for ``auto``
+    ``mapreduce`` on a cluster runner (spark, hadoop, emr), ``direct`` above ``above`` pages,
+    ``memory`` otherwise.
+
+    >>> [spin_engine("auto", RunSettings(runner=r), n, 5000)
+    ...  for r, n in (("local", 10), ("local", 6000), ("spark", 10))]
+    ['memory', 'direct', 'mapreduce']
+    """
+    if engine != "auto":
+        return engine
+    if settings.on_cluster:
+        return "mapreduce"
+    return "direct" if size > above else "memory"
 
 
 class SpinParams(ErrorPageParams):
@@ -56,12 +75,16 @@ class SpinParams(ErrorPageParams):
     min_article_words: int = Field(30, ge=0, description=(
         "a page with fewer article words (its words without its link anchors: what DSpin compares) is "
         "boilerplate only and never forms or joins a campaign; counted. 0: the paper's behaviour"))
-    engine: Engine = Field("auto", description=(
+    engine: SpinEngine = Field("auto", description=(
         "memory: every page of a snapshot in this process (fast, ~145 KB per real page); mapreduce: "
-        "pages streamed, partitions on disk, the verifier as a join job (bounded memory); auto: mapreduce "
-        "on a cluster runner or above mapreduce_above pages. Same output either way"))
+        "pages streamed, partitions on disk, the candidate jobs and the verifier as a join job (bounded memory); "
+        "direct: pages streamed as on mapreduce, the three jobs' arithmetic in this process over integer "
+        "immutable ids, rows between the steps on local disk (bounded memory, no task processes); auto: "
+        "mapreduce on a cluster runner (spark, hadoop, emr), else direct above mapreduce_above pages and "
+        "memory below. Same output either way"))
     mapreduce_above: int = Field(5000, ge=0, description=(
-        "engine auto: snapshots with more pages than this use the MapReduce engine"))
+        "engine auto: snapshots with more pages than this use the direct engine (the MapReduce one on a "
+        "cluster runner, whatever their size)"))
     execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
 
     @field_validator("dictionary")

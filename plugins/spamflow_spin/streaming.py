@@ -18,19 +18,22 @@ the candidate jobs as one.
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
 from spamflow.mr import run_job_lean
 from spamflow.progress import progress_bar
-from spamflow_spin.candidates import candidate_pairs_count, stage_candidates, task_args
-from spamflow_spin.copies import between_group_pairs
+from spamflow_spin.candidates import add_candidate_counts, candidate_pairs_count, stage_candidates, task_args
+from spamflow_spin.copies import between_group_pairs, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
+from spamflow_spin.direct import IdWriter, PageIds, direct_candidates, verify_direct
 from spamflow_spin.mr_verify_pairs import BELOW, MRVerifyPairs, pair_line, partition_line, split_partition
 from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
@@ -38,19 +41,11 @@ from spamflow_spin.synonyms import write_synonyms
 from spamflow_spin.verifier import spun_pairs
 
 
-def _lines(path: Path) -> Iterator[tuple[int, list[str], list[str]]]:
-    """(doc, immutables, mutables) of a ``partitions.tsv``."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            _, doc, rest = line.rstrip("\n").split("\t", 2)
-            immutables, mutables = split_partition(rest)
-            yield int(doc), immutables, mutables
-
-
 def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
-                        runner: str, runner_args: tuple[str, ...] = (),
-                        progress: bool | None = False) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """``find_spin``'s pairs and counts from a stream of pages (``doc_id`` and ``words``)."""
+                        runner: str, runner_args: tuple[str, ...] = (), progress: bool | None = False,
+                        direct: bool = False) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """``find_spin``'s pairs and counts from a stream of pages (``doc_id`` and ``words``).
+    ``direct``: the jobs' arithmetic in this process (``direct.py``) instead of the jobs."""
     work.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
     # 1. one partition per distinct text, to disk; in memory: text hash -> its pages
@@ -71,6 +66,7 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     pairs: list[dict[str, Any]] = []
     same_set: dict[int, list[int]] = {}
     partitions = work / "partitions.tsv"
+    writer = IdWriter(work / "ids.u32") if direct else None  # the direct engine's input, instead of immutables.tsv
     with open(spool, encoding="utf-8") as src, open(partitions, "w", encoding="utf-8") as dst:
         for members, line in zip(texts.values(), src):
             n_words, _, rest = line.rstrip("\n").partition("\t")
@@ -80,6 +76,8 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
                 counts["skipped_one_immutable_or_less"] += len(members)
                 continue
             dst.write(partition_line(rep, immutables, mutables))
+            if writer is not None:
+                writer.add(rep, immutables)
             counts["articles"] += 1
             counts["immutables"] += len(immutables)
             counts["mutables"] += len(mutables)
@@ -95,29 +93,69 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["immutable_groups"] = len(groups)
     # 3. candidate pairs of groups: the representatives' immutables to the two candidate jobs
     candidates: list[tuple[int, int]] = []
+    lines = work / "immutables.tsv"  # the jobs' input; the report reads the campaigns' immutables from it
     if len(groups) > 1:
-        lines = work / "immutables.tsv"
-        with open(lines, "w", encoding="utf-8") as fh:
-            for doc, immutables, _ in _lines(partitions):
-                if doc in groups:
-                    fh.write(f"{doc}\t{' '.join(immutables)}\n")
-        candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
+        _representatives(partitions, groups, lines)
+    if writer is not None:
+        scored = _direct(writer.finish(keep=groups), partitions, groups, dictionary, params, work, counts)
+    else:
+        if len(groups) > 1:
+            candidates = stage_candidates(lines, work, params, runner, runner_args, counts)
+        counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
+    counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
+    if not direct:
+        scored = _score_jobs(partitions, groups, candidates, dictionary, params, work, runner, runner_args)
+    scored.sort()  # page pairs in order, as find_spin verifies them
+    counts["pairs_above_immutable_threshold"] = len(scored)
+    pairs += spun_pairs(scored, params.verifier_threshold, counts)
+    return pairs, counts
+
+
+def _representatives(partitions: Path, groups: dict[int, list[int]], lines: Path) -> None:
+    """The groups' representatives' lines ``doc<TAB>immutables`` of ``partitions.tsv``."""
+    with open(partitions, encoding="utf-8", newline="\n") as src, open(lines, "w", encoding="utf-8") as fh:
+        for line in src:
+            _, doc, immutables, _ = line.split("\t", 3)
+            if int(doc) in groups:
+                fh.write(f"{doc}\t{immutables}\n")
+
+
+def _direct(ids: PageIds, partitions: Path, groups: dict[int, list[int]], dictionary: SynonymDictionary,
+            params: SpinParams, work: Path, counts: Counter[str]) -> list[tuple[int, int, float, float]]:
+    """Steps 3 and 4 in this process: candidates, Jaccard and verifier (``direct.py``); ``ids``:
+    the groups' representatives."""
+    candidates: list[tuple[int, int]] = []
+    scores: list[float] = []
+    if len(groups) > 1:
+        with tempfile.TemporaryDirectory(prefix="direct-", dir=work) as scratch:
+            found = direct_candidates(ids, Path(scratch), threshold=params.immutable_threshold,
+                                      max_pages=params.max_pages, min_shared=params.min_shared)
+        candidates = add_candidate_counts(found, counts)
+        scores = ids.jaccard(np.array([a for a, _ in candidates], np.int64),
+                             np.array([b for _, b in candidates], np.int64)).tolist()
+    ids.remove()
     counts["candidate_pairs"] = candidate_pairs_count(candidates, counts)
+    scored = [(a, b, 1.0) for a, b in within_group_pairs(groups)]
+    for (rep_a, rep_b), score in zip(candidates, scores):
+        if score >= params.immutable_threshold:
+            scored += [(a, b, score) for a, b in between_group_pairs(groups, rep_a, rep_b)]
+    scored.sort()
+    return verify_direct(scored, partitions, dictionary)
+
+
+def _score_jobs(partitions: Path, groups: dict[int, list[int]], candidates: list[tuple[int, int]],
+                dictionary: SynonymDictionary, params: SpinParams, work: Path, runner: str,
+                runner_args: tuple[str, ...]) -> list[tuple[int, int, float, float]]:
+    """Step 4 on the jobs: every page pair to score to the join job."""
     # 4. page pairs to score: inside groups (Jaccard 1.0) and behind each candidate pair of groups
     to_score = work / "pairs.tsv"
-    counts["same_immutable_pairs"] = sum(len(members) * (len(members) - 1) // 2 for members in groups.values())
     with open(to_score, "w", encoding="utf-8") as fh:
         for members in groups.values():
             fh.writelines(pair_line(a, b) for a, b in combinations(members, 2))
         for rep_a, rep_b in candidates:
             fh.writelines(pair_line(a, b) for a, b in between_group_pairs(groups, rep_a, rep_b))
-    del groups, candidates
-    scored = _verify(to_score, partitions, dictionary, params, work, runner, runner_args) \
+    return _verify(to_score, partitions, dictionary, params, work, runner, runner_args) \
         if to_score.stat().st_size else []
-    scored.sort()  # page pairs in order, as find_spin verifies them
-    counts["pairs_above_immutable_threshold"] = len(scored)
-    pairs += spun_pairs(scored, params.verifier_threshold, counts)
-    return pairs, counts
 
 
 def _verify(to_score: Path, partitions: Path, dictionary: SynonymDictionary, params: SpinParams, work: Path,

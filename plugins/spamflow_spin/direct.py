@@ -1,0 +1,352 @@
+"""The three spin jobs' arithmetic in this process (``engine: direct``), over integer immutable
+ids, the rows between the steps raw arrays on local disk instead of text lines that mrjob
+splits, sorts and hands to task processes.
+
+On one machine the MapReduce plumbing cost more than the arithmetic: every page's ~300
+immutable strings split, hashed and ordered in Python by the pair job's mapper, the frequency
+side file loaded into a dict by every map task, each step's records written, sorted and split
+again, and a Python process started per task.  Here each immutable of ``immutables.tsv`` gets
+an integer id once (a dict of the snapshot's distinct immutables), the ids go to a file, and:
+
+* ``mr_immutable_frequency``: the document frequencies are a ``bincount`` of the ids;
+* ``mr_candidate_pairs``, step 1's mapper: the global order (df, immutable) is a rank per id
+  (:func:`~spamflow_spin.mr_candidate_pairs.rank_order`, as the mapper ranks its batches); each
+  page's shared ranks sorted, its probe prefix (:func:`~spamflow_spin.mr_candidate_pairs.probe_prefixes`,
+  the mapper's own) written as ``(rank, doc, n, pos)`` rows to rank-bucket files; its reducer:
+  each bucket's posting lists counted by :meth:`~spamflow_spin.mr_candidate_pairs.PairCounts.count_postings`,
+  the reducer's own; step 2: :func:`~spamflow_spin.mr_candidate_pairs.candidate_filter`;
+* ``mr_verify_pairs``: the exact Jaccard of each candidate pair of groups from the id arrays
+  (a sort of the two pages' ids), and the verifier (``verifier.mutable_overlap``, as the job
+  and the ``memory`` engine call it) on the mutables of the pages in the pairs at or above t,
+  read from ``partitions.tsv`` at most ``MUTABLE_PAGES`` pages at a time.
+
+Memory: the distinct immutables (a dict), a few integers per page, one rank bucket's rows and
+the pair counts (the jobs' reducers hold those too); the ids stay on disk (memory-mapped).
+The result is the jobs' own, pair for pair and count for count (tests/test_spin_direct.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Container, Iterator, Sequence
+from itertools import count
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+
+from spamflow_spin.candidates import Candidates
+from spamflow_spin.dictionary import SynonymDictionary
+from spamflow_spin.mr_candidate_pairs import PairCounts, add_up, candidate_filter, probe_prefixes, rank_order
+from spamflow_spin.verifier import mutable_overlap
+
+BUCKET_ROWS = 1 << 22
+"""Posting entries per rank bucket (20 bytes each on disk; a few copies in memory while its
+pairs are counted)."""
+
+CHUNK_IDS = 1 << 21
+"""Immutable ids handled at a time when counting frequencies and taking prefixes."""
+
+MUTABLE_PAGES = 200_000
+"""Pages whose mutables (their ``partitions.tsv`` text, ~1 KB a page) are held at a time by the
+verifier; more pages in pairs at or above t: more passes over the file."""
+
+FLUSH_PAIRS = 1 << 22
+"""Distinct pairs counted in memory before they go to the pair-bucket files (40 bytes each, a
+few copies while they are added up), as the job's reducer flushes at ``--flush-at``."""
+
+ENTRY = np.dtype([("rank", "<u4"), ("doc", "<i8"), ("n", "<u4"), ("pos", "<u4")])
+PAIR_FIELDS = ("a", "b", "count", "need", "rest")
+PAIR = np.dtype([(name, "<i8") for name in PAIR_FIELDS])
+
+
+class PageIds:
+    """The pages of ``immutables.tsv`` in file order: doc ids, immutable ids (a memory-mapped
+    file of uint32, page after page) and where each page's start."""
+
+    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: list[str]) -> None:
+        self.docs, self.starts, self.ids, self.words = docs, starts, ids, words
+        self.by_doc = np.argsort(docs, kind="stable")
+
+    def remove(self) -> None:
+        """Delete the ids' file (``ids`` unusable after)."""
+        path = getattr(self.ids, "filename", None)
+        self.ids = np.zeros(0, np.uint32)
+        if path is not None:
+            Path(path).unlink()
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    def rows(self, docs: np.ndarray) -> np.ndarray:
+        """The row (file order) of each doc id."""
+        at = np.searchsorted(self.docs[self.by_doc], docs)
+        rows = self.by_doc[np.minimum(at, len(self.docs) - 1)]
+        if len(docs) and not np.array_equal(self.docs[rows], docs):
+            missing = docs[self.docs[rows] != docs][0]
+            raise ValueError(f"page {missing} has no line in the immutables file")
+        return rows
+
+    def jaccard(self, a: np.ndarray, b: np.ndarray, block: int = CHUNK_IDS) -> np.ndarray:
+        """``similarity.jaccard`` of the immutable sets of the pages a[i] and b[i], as float64
+        (|A ∩ B| / (|A| + |B| - |A ∩ B|): the same division of the same integers)."""
+        rows_a, rows_b = self.rows(a), self.rows(b)
+        sizes = self.sizes
+        n_a, n_b = sizes[rows_a], sizes[rows_b]
+        inter = np.zeros(len(a), np.int64)
+        ends = np.cumsum(n_a + n_b)
+        first = 0
+        while first < len(a):
+            last = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + block, side="right")), first + 1)
+            pairs = np.arange(last - first)
+            rows = np.concatenate((rows_a[first:last], rows_b[first:last]))
+            owner = np.concatenate((pairs, pairs))
+            lengths = sizes[rows]
+            ids = self.ids[_ranges(self.starts[rows], lengths)].astype(np.int64)
+            key = np.repeat(owner, lengths) * (len(self.words) + 1) + ids
+            key.sort()
+            shared = key[1:][key[1:] == key[:-1]] // (len(self.words) + 1)
+            inter[first:last] = np.bincount(shared, minlength=last - first)
+            first = last
+        with np.errstate(invalid="ignore"):
+            return np.where(n_a + n_b > 0, inter / np.maximum(n_a + n_b - inter, 1), 0.0)
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lengths[i] - 1``, one range after the other."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total)
+
+
+class IdWriter:
+    """Pages' immutables numbered as they come (each distinct immutable its id, as first seen),
+    the ids appended to a file of uint32; :meth:`finish` gives the :class:`PageIds`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
+        self.lookup = self.vocabulary.__getitem__
+        self.docs: list[int] = []
+        self.sizes: list[int] = []
+        self.held: list[int] = []
+        self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
+
+    def add(self, doc: int, immutables: Sequence[str]) -> None:
+        self.docs.append(doc)
+        self.sizes.append(len(immutables))
+        self.held += map(self.lookup, immutables)
+        if len(self.held) >= CHUNK_IDS:
+            np.array(self.held, np.uint32).tofile(self.out)
+            self.held.clear()
+
+    def finish(self, keep: Container[int] | None = None) -> PageIds:
+        """The pages written, or only those whose doc is in ``keep`` (in the order written)."""
+        np.array(self.held, np.uint32).tofile(self.out)
+        self.out.close()
+        docs, sizes = np.array(self.docs, np.int64), np.array(self.sizes, np.int64)
+        path = self.path
+        if keep is not None:
+            rows = np.array([i for i, doc in enumerate(self.docs) if doc in keep], np.int64)
+            path = _gather(self.path, _starts(sizes), rows, sizes[rows])
+            docs, sizes = docs[rows], sizes[rows]
+        starts = _starts(sizes)
+        ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
+        return PageIds(docs, starts, ids, list(self.vocabulary))
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    starts = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    return starts
+
+
+def _gather(path: Path, starts: np.ndarray, rows: np.ndarray, sizes: np.ndarray) -> Path:
+    """The ids of ``rows`` (each ``sizes`` long) copied to a new file, a chunk at a time."""
+    ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
+    kept = path.with_name(path.name + ".kept")
+    ends = np.cumsum(sizes)
+    with open(kept, "wb") as out:
+        first = 0
+        while first < len(rows):
+            last = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + CHUNK_IDS, side="right")),
+                       first + 1)
+            ids[_ranges(starts[rows[first:last]], sizes[first:last])].tofile(out)
+            first = last
+    del ids
+    path.unlink()
+    return kept
+
+
+def read_immutables(lines: Path, scratch: Path) -> PageIds:
+    """``doc<TAB>immutable ...`` lines (the jobs' input, split as ``str.split()`` does) as
+    :class:`PageIds`, the ids in ``scratch/ids.u32``."""
+    writer = IdWriter(scratch / "ids.u32")
+    with open(lines, encoding="utf-8", newline="\n") as fh:  # lines end at \n only, as the jobs read them
+        for number, line in enumerate(fh, 1):
+            doc, tab, immutables = line.rstrip("\n").partition("\t")
+            if not tab or not doc.lstrip("-").isdigit():
+                writer.finish()
+                raise ValueError(f"{lines}:{number}: not a page line 'doc<TAB>immutables': {line[:80]!r}")
+            writer.add(int(doc), immutables.split())
+    return writer.finish()
+
+
+class Buckets:
+    """Rows of one dtype appended to a file per bucket, read back one bucket at a time."""
+
+    def __init__(self, scratch: Path, name: str, dtype: np.dtype, buckets: int) -> None:
+        self.paths = [scratch / f"{name}-{b:05d}" for b in range(buckets)]
+        self.dtype = dtype
+        self.handles: dict[int, BinaryIO] = {}
+
+    def append(self, bucket: np.ndarray, **columns: np.ndarray) -> None:
+        """Rows (``columns``, the dtype's fields) to the buckets ``bucket`` says."""
+        order = np.argsort(bucket, kind="stable")
+        bounds = np.searchsorted(bucket[order], np.arange(len(self.paths) + 1))
+        rows = np.empty(len(bucket), self.dtype)
+        for name, column in columns.items():
+            rows[name] = column[order]
+        for b in np.flatnonzero(np.diff(bounds)).tolist():
+            if b not in self.handles:
+                self.handles[b] = open(self.paths[b], "ab")  # noqa: SIM115 (closed in close())
+            rows[bounds[b]:bounds[b + 1]].tofile(self.handles[b])
+
+    def close(self) -> None:
+        for handle in self.handles.values():
+            handle.close()
+        self.handles = {}
+
+    def take(self) -> Iterator[np.ndarray]:
+        """Each bucket's rows, its file removed."""
+        for path in self.paths:
+            if path.exists():
+                yield np.fromfile(path, self.dtype)
+                path.unlink()
+
+
+def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pages: int,
+                      min_shared: int) -> Candidates:
+    """:func:`~spamflow_spin.candidates.find_candidates`'s result for ``pages`` (the jobs'
+    input lines read by :func:`read_immutables`, or the stage's :class:`IdWriter`), computed in
+    this process (scratch files in ``scratch``)."""
+    words = len(pages.words)
+    df = np.zeros(words, np.int64)
+    for first in range(0, len(pages.ids), max(CHUNK_IDS, words)):  # O(ids + words), not chunks x words
+        df += np.bincount(pages.ids[first:first + max(CHUNK_IDS, words)], minlength=words)
+    shared_ids = np.flatnonzero(df >= 2)
+    order = rank_order(df[shared_ids], pa.array([pages.words[i] for i in shared_ids.tolist()], pa.large_string()))
+    rank = np.full(words, -1, np.int64)
+    rank[shared_ids[order]] = np.arange(len(shared_ids))
+    ranks = len(shared_ids)
+    kept_ranks = int((df[shared_ids] <= max_pages).sum())  # (df, immutable) order: the dropped ones last
+    counts = PairCounts(threshold, min_shared)
+    prefix_dropped = 0
+    buckets = 1 << max(int(len(pages.ids) // BUCKET_ROWS), 0).bit_length()
+    held = Buckets(scratch, "pairs", PAIR, buckets)
+    if ranks:
+        entries = Buckets(scratch, "entries", ENTRY, buckets)
+        prefix_dropped = _prefixes(pages, rank, ranks, kept_ranks, threshold, min_shared, entries)
+        for rows in entries.take():
+            counts.count_postings(rows["rank"].astype(np.int64), rows["doc"], rows["n"].astype(np.int64),
+                                  rows["pos"].astype(np.int64))
+            if counts.pairs_at_least(FLUSH_PAIRS):  # as the reducer flushes: to pair buckets
+                _hold(held, counts.take())
+    _hold(held, counts.take())
+    held.close()
+    pairs: list[tuple[int, int]] = []
+    pruned = 0
+    for rows in held.take():  # step 2: each pair bucket added up and filtered
+        a, b, total, need, rest = add_up(*(rows[name] for name in PAIR_FIELDS))
+        kept, dropped = candidate_filter(total, need, rest, min_shared)
+        pairs += zip(a[kept].tolist(), b[kept].tolist())
+        pruned += int(dropped.sum())
+    return Candidates(sorted(pairs), ranks, ranks - kept_ranks, prefix_dropped, counts.counted, pruned)
+
+
+def _hold(held: Buckets, counts: tuple[np.ndarray, ...]) -> None:
+    """Pair counts to the pair buckets, ``(doc_a + doc_b) mod buckets`` as the job's."""
+    a, b, _, _, _ = counts
+    buckets = len(held.paths)
+    held.append((a % buckets + b % buckets) % buckets, **dict(zip(PAIR_FIELDS, counts)))
+
+
+def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
+              buckets: Buckets) -> int:
+    """The pair job's mapper: every page's probe prefix as ``(rank, doc, n, pos)`` rows, to the
+    rank buckets; returns how many pages' prefixes reached a dropped immutable."""
+    lengths: dict[int, int] = {}
+    dropped_pages = 0
+    sizes = pages.sizes
+    first = 0
+    while first < len(sizes):
+        last = max(int(np.searchsorted(pages.starts, pages.starts[first] + CHUNK_IDS, side="right")) - 1, first + 1)
+        n = sizes[first:last]
+        r = rank[pages.ids[pages.starts[first]:pages.starts[last]]]
+        page = np.repeat(np.arange(last - first, dtype=np.int64), n)
+        shared = r >= 0
+        key = page[shared] * ranks + r[shared]
+        key.sort()  # page after page, each page's shared immutables in the order (df, immutable)
+        of_page, key_rank = key // ranks, key % ranks
+        shared_n = np.bincount(of_page, minlength=last - first)
+        kept_n = np.bincount(of_page[key_rank < kept_ranks], minlength=last - first)
+        _, emitted, dropped = probe_prefixes(n, shared_n, kept_n, t, k, lengths)
+        dropped_pages += int(dropped.sum())
+        page_start = np.cumsum(shared_n) - shared_n
+        at = _ranges(page_start, emitted)
+        within = at - np.repeat(page_start, emitted)
+        ranks_at = key_rank[at]
+        buckets.append(ranks_at % len(buckets.paths), rank=ranks_at, doc=np.repeat(pages.docs[first:last], emitted),
+                       n=np.repeat(n, emitted),
+                       pos=np.repeat(n - shared_n, emitted) + within)  # the df-1 immutables come first
+        first = last
+    buckets.close()
+    return dropped_pages
+
+
+def verify_direct(scored: Sequence[tuple[int, int, float]], partitions: Path, dictionary: SynonymDictionary,
+                  max_pages: int = MUTABLE_PAGES) -> list[tuple[int, int, float, float]]:
+    """(doc_a, doc_b, Jaccard, verifier overlap) of each pair at or above t, in order, the
+    mutables read from ``partitions.tsv`` (``A<TAB>doc<TAB>immutables<TAB>mutables``, the join
+    job's input) for at most ``max_pages`` pages at a time."""
+    out: list[tuple[int, int, float, float]] = []
+    first = 0
+    while first < len(scored):
+        needed: set[int] = set()
+        last = first
+        while last < len(scored):
+            new = {scored[last][0], scored[last][1]} - needed
+            if len(needed) + len(new) > max(max_pages, 2):
+                break
+            needed |= new
+            last += 1
+        mutables = _mutables(partitions, needed)
+        for a, b, score in scored[first:last]:
+            out.append((a, b, score, mutable_overlap(_split(mutables, a), _split(mutables, b), dictionary)))
+        first = last
+    return out
+
+
+def _mutables(partitions: Path, needed: set[int]) -> dict[int, str]:
+    """The mutables text (joined by ``|``) of the pages in ``needed``."""
+    found: dict[int, str] = {}
+    with open(partitions, encoding="utf-8", newline="\n") as fh:
+        for number, line in enumerate(fh, 1):
+            end = line.find("\t", 2)
+            try:
+                doc = int(line[2:end])
+            except ValueError:
+                raise ValueError(f"{partitions}:{number}: not 'A<TAB>doc<TAB>immutables<TAB>mutables': "
+                                 f"{line[:80]!r}") from None
+            if doc in needed:
+                found[doc] = line.rstrip("\n").rpartition("\t")[2]
+    return found
+
+
+def _split(mutables: dict[int, str], doc: int) -> list[str]:
+    text = mutables.get(doc)
+    if text is None:
+        raise ValueError(f"page {doc} is in a pair to verify but has no partition line")
+    return text.split("|") if text else []

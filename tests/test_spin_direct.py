@@ -1,0 +1,169 @@
+"""spin's direct engine (``direct.py``: the three jobs' arithmetic in the stage's process over
+integer immutable ids) gives the jobs' own results: the same candidate pairs and counts as the
+two candidate jobs on the inline runner, the same Jaccard as ``similarity.jaccard``, the same
+verifier overlaps, and the same stage outputs as the MapReduce engine."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_spin import _brute_force, _demo_dictionary, _random_sets, _reference_pairs
+from test_spin_candidate_batches import _corpus
+from test_spin_mapreduce import PARAMS, _page_table, _run, _same
+
+from spamflow.detector import RunSettings
+from spamflow_spin import direct
+from spamflow_spin.candidates import find_candidates
+from spamflow_spin.direct import IdWriter, direct_candidates, read_immutables, verify_direct
+from spamflow_spin.mr_verify_pairs import partition_line
+from spamflow_spin.params import SpinParams, spin_engine
+from spamflow_spin.similarity import jaccard
+from spamflow_spin.verifier import mutable_overlap
+
+
+def _both(lines: Path, tmp_path: Path, **options):
+    """(the jobs' Candidates on the inline runner, the direct engine's)."""
+    jobs = find_candidates(lines, tmp_path / "jobs", runner="inline", **options)
+    scratch = tmp_path / "direct"
+    scratch.mkdir(exist_ok=True)
+    return jobs, direct_candidates(read_immutables(lines, scratch), scratch, **options)
+
+
+@pytest.mark.parametrize("seed, t, k, max_pages", [(1, 0.5, 1, 10000), (2, 0.3, 1, 10000), (3, 0.8, 2, 10000),
+                                                   (4, 1.0, 1, 10000), (5, 0.6, 3, 10000), (6, 0.5, 5, 4),
+                                                   (7, 0.4, 1, 3)])
+def test_direct_candidates_equal_the_jobs_on_planted_near_copies(tmp_path, seed, t, k, max_pages, monkeypatch):
+    """Clusters of near-copies (random edits of a base set) and unrelated pages: the same pairs,
+    shared/dropped immutables, prefix-dropped pages, pair counts and bound-pruned pairs; small
+    chunks and buckets (several rank buckets, pages split across chunks) change nothing."""
+    docs = _random_sets(seed, 120)
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
+    jobs, got = _both(lines, tmp_path, threshold=t, max_pages=max_pages, min_shared=k)
+    assert got == jobs
+    if not jobs.prefix_dropped:  # nothing above t lost (a prefix reaching a dropped immutable may)
+        assert _brute_force(docs, t) <= set(got.pairs)
+    # (_random_sets iterates sets of strings: its corpus depends on the hash seed; at t = 1.0 it may hold no pair)
+    assert (jobs.pairs_counted > 0 or t == 1.0) and (max_pages > 5 or jobs.dropped > 0)
+    monkeypatch.setattr(direct, "CHUNK_IDS", 17)
+    monkeypatch.setattr(direct, "BUCKET_ROWS", 64)
+    monkeypatch.setattr(direct, "FLUSH_PAIRS", 5)  # pair counts flushed to pair buckets part way
+    scratch = tmp_path / "small"
+    scratch.mkdir()
+    assert direct_candidates(read_immutables(lines, scratch), scratch, threshold=t, max_pages=max_pages,
+                             min_shared=k) == jobs
+    assert sorted(path.name for path in scratch.iterdir()) == ["ids.u32"]  # bucket files removed
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_direct_candidates_equal_the_jobs_on_odd_text(tmp_path, seed):
+    """Lines as the jobs read them: odd whitespace, code points whose order is not their look,
+    repeated lines, empty pages (the candidate batches test's corpus)."""
+    page_lines, _ = _corpus(seed)
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(line + "\n" for line in page_lines if len(set(line.partition("\t")[2].split())) ==
+                             len(line.partition("\t")[2].split())))  # the jobs' input: sets
+    jobs, got = _both(lines, tmp_path, threshold=0.5, max_pages=10, min_shared=1)
+    assert got == jobs and jobs.pairs
+
+
+def test_direct_jaccard_equals_the_definition(tmp_path, monkeypatch):
+    docs = _random_sets(9, 80)
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("".join(f"{d}\t{' '.join(sorted(s))}\n" for d, s in docs.items()))
+    pages = read_immutables(lines, tmp_path)
+    pairs = list(combinations(sorted(docs), 2))
+    a, b = (np.array(column, np.int64) for column in zip(*pairs))
+    expected = [jaccard(docs[x], docs[y]) for x, y in pairs]
+    assert pages.jaccard(a, b).tolist() == expected  # floats equal, not close
+    assert pages.jaccard(a, b, block=50).tolist() == expected
+    with pytest.raises(ValueError, match="page 5 has no line"):
+        pages.jaccard(np.array([5]), a[:1])
+
+
+def test_id_writer_keeps_the_pages_asked_for(tmp_path, monkeypatch):
+    """The stage's path: every article written, only the groups' representatives kept (copied a
+    few ids at a time here); their Jaccard as the definition's, the others unknown."""
+    monkeypatch.setattr(direct, "CHUNK_IDS", 7)
+    docs = _random_sets(10, 60)
+    writer = IdWriter(tmp_path / "ids.u32")
+    for doc, items in docs.items():
+        writer.add(doc, sorted(items))
+    keep = set(sorted(docs)[::3])
+    pages = writer.finish(keep=keep)
+    assert pages.docs.tolist() == [doc for doc in docs if doc in keep]
+    assert pages.sizes.tolist() == [len(docs[doc]) for doc in pages.docs.tolist()]
+    pairs = list(combinations(sorted(keep), 2))
+    a, b = (np.array(column, np.int64) for column in zip(*pairs))
+    assert pages.jaccard(a, b).tolist() == [jaccard(docs[x], docs[y]) for x, y in pairs]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ids.u32.kept"]
+    pages.remove()
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="no line"):
+        pages.jaccard(np.array([min(set(docs) - keep)]), a[:1])
+
+
+def test_verify_direct_equals_the_verifier_pair_by_pair_in_blocks(tmp_path):
+    """Random partitions; every pair's overlap is ``mutable_overlap`` of the two pages' mutables
+    (a's first), whether the mutables are read for all pages at once or three at a time."""
+    d = _demo_dictionary()
+    rng = random.Random(4)
+    entries = sorted(d.neighbours)
+    mutables = {doc: [rng.choice(entries) for _ in range(rng.randint(0, 12))] for doc in range(100, 140)}
+    partitions = tmp_path / "partitions.tsv"
+    partitions.write_text("".join(partition_line(doc, ["x", "y"], m) for doc, m in mutables.items()))
+    scored = sorted((a, b, rng.random()) for a, b in combinations(mutables, 2) if rng.random() < 0.3)
+    expected = [(a, b, s, mutable_overlap(mutables[a], mutables[b], d)) for a, b, s in scored]
+    assert verify_direct(scored, partitions, d) == expected
+    assert verify_direct(scored, partitions, d, max_pages=3) == expected
+    with pytest.raises(ValueError, match="page 7 is in a pair to verify but has no partition line"):
+        verify_direct([(7, 100, 1.0)], partitions, d)
+
+
+def test_direct_names_a_bad_line(tmp_path):
+    lines = tmp_path / "imm.tsv"
+    lines.write_text("1\ta b\nnot a page line\n")
+    with pytest.raises(ValueError, match=r"imm.tsv:2: not a page line"):
+        read_immutables(lines, tmp_path)
+
+
+@pytest.mark.slow
+def test_direct_engine_gives_the_mapreduce_engines_outputs(tmp_path):
+    """The stage on both engines (inline runner), two snapshots of texts spun onto 5-20 hosts,
+    verbatim and edited copies and unrelated pages: the same pairs, campaigns, hosts and counts,
+    and the pairs of an exhaustive comparison of every page pair."""
+    _page_table(tmp_path / "pages")
+    jobs = _run(tmp_path / "pages", tmp_path / "mapreduce", {**PARAMS, "engine": "mapreduce"})
+    mine = _run(tmp_path / "pages", tmp_path / "direct", {**PARAMS, "engine": "direct"})
+    _same(jobs, mine)
+    assert mine[1]["engine_direct_snapshots"] == 2 and "engine_mapreduce_snapshots" not in mine[1]
+    d, params = _demo_dictionary(), SpinParams.model_validate(PARAMS)
+    pairs = [json.loads(line) for line in mine[0]["pairs"].splitlines()]
+    for part, seed in enumerate((1, 2)):
+        from test_spin import _copies_corpus
+        expected = [(a + 1000 * part, b + 1000 * part, k)
+                    for a, b, _, _, k in _reference_pairs(_copies_corpus(seed), d, params)]
+        snapshot = ("2026-01", "2026-02")[part]
+        assert sorted((p["doc_a"], p["doc_b"], p["kind"]) for p in pairs if p["snapshot"] == snapshot) \
+            == sorted(expected)
+    counts = Counter(mine[1])
+    assert counts["candidate_pairs"] > 0 and counts["same_immutable_pairs"] > 100
+    assert not list((tmp_path / "direct").rglob("direct-*")) and not list((tmp_path / "direct").rglob("ids.*"))
+    for snapshot in ("2026-01", "2026-02"):  # the report's campaign immutables come from this file
+        name = f"work/{snapshot}/immutables.tsv"
+        assert (tmp_path / "direct" / name).read_text() == (tmp_path / "mapreduce" / name).read_text()
+
+
+def test_auto_picks_direct_above_the_size_on_one_machine():
+    on = {runner: [spin_engine("auto", RunSettings(runner=runner), n, 100) for n in (100, 101)]
+          for runner in ("inline", "local", "spark", "hadoop")}
+    assert on == {"inline": ["memory", "direct"], "local": ["memory", "direct"],
+                  "spark": ["mapreduce", "mapreduce"], "hadoop": ["mapreduce", "mapreduce"]}
+    assert spin_engine("mapreduce", RunSettings(runner="local"), 10**6, 100) == "mapreduce"
+    assert spin_engine("memory", RunSettings(runner="spark"), 10**6, 100) == "memory"
