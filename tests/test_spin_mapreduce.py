@@ -195,19 +195,22 @@ def test_verify_job_names_a_page_without_partition_and_a_bad_line(tmp_path):
 
 
 def test_demo_gives_the_same_outputs_on_the_mapreduce_engine(demo_once, tmp_path):
-    """The demo ran the memory engine (715 pages is below mapreduce_above); the MapReduce engine
-    on the same page table gives the demo's own files back."""
+    """The demo ran the direct engine (``auto`` on the inline runner, ``mapreduce_above`` 0);
+    the MapReduce and the memory engines on the same page table give the demo's own files back."""
     spin = demo_once["manifest"]["stages"]["spin"]
     assert spin["params"].get("engine", "auto") == "auto" and spin["counts"].get("engine_mapreduce_snapshots") is None
+    assert spin["counts"]["engine_direct_snapshots"] == 2
     pages = Path(demo_once["manifest"]["stages"]["parse"]["outputs"]["pages"])
-    params = {**spin["params"], "engine": "mapreduce"}
-    out, counts = _run(pages, tmp_path / "mapreduce", params)
     outputs = spin["outputs"]
-    assert out["pairs"] == Path(outputs["pairs"]).read_text() and out["pairs"].count('"spun"') > 100
-    assert out["campaigns"] == Path(outputs["campaigns"]).read_text()
-    assert out["hosts"].equals(pq.read_table(outputs["hosts"]))
-    assert counts["engine_mapreduce_snapshots"] == 2
-    assert Counter({k: v for k, v in counts.items() if k != "engine_mapreduce_snapshots"}) == Counter(spin["counts"])
+    engine_counts = ("engine_mapreduce_snapshots", "engine_direct_snapshots")
+    for engine in ("mapreduce", "memory"):
+        out, counts = _run(pages, tmp_path / engine, {**spin["params"], "engine": engine})
+        assert out["pairs"] == Path(outputs["pairs"]).read_text() and out["pairs"].count('"spun"') > 100, engine
+        assert out["campaigns"] == Path(outputs["campaigns"]).read_text(), engine
+        assert out["hosts"].equals(pq.read_table(outputs["hosts"])), engine
+        assert counts.get("engine_mapreduce_snapshots") == (2 if engine == "mapreduce" else None)
+        assert Counter({k: v for k, v in counts.items() if k not in engine_counts}) == \
+            Counter({k: v for k, v in spin["counts"].items() if k not in engine_counts}), engine
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or not shutil.which("java"),
