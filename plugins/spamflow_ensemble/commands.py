@@ -97,29 +97,45 @@ def _default(key: str) -> Any:
     return ClassifyParams.model_fields[key].default
 
 
+ESTIMATOR_KEYS = ("library", "folds", "init", "iterations", "bags", "bag_fraction", "prune", "tree_bins", "compress",
+                  "seed")
+"""The ensemble's settings that are both flags of train/evaluate and keys of the classify stage."""
+
+
 def _estimator_args(p: argparse.ArgumentParser) -> None:
-    e = p.add_argument_group("ensemble")
+    """The ensemble's flags.  Each defaults to None, read by :func:`_estimator` as "the config's
+    ``detectors.classify`` value with ``-c``, else the stage's default", so that ``spamflow train
+    -c`` trains the model the config's classify stage trains."""
+    e = p.add_argument_group("ensemble (each flag's default: the config's detectors.classify value with -c, "
+                             "else the stage's default shown)")
     library, folds, init = _default("library"), _default("folds"), _default("init")
     iterations, bags, bag_fraction, prune = (_default(key) for key in ("iterations", "bags", "bag_fraction", "prune"))
-    e.add_argument("--library", choices=["fast", "full"], default=library, help=f"model library (default {library})")
-    e.add_argument("--folds", type=int, default=folds, help=f"embedded cross-validation folds (default {folds})")
-    e.add_argument("--init", type=int, default=init, help=f"sorted initialisation: best N models (default {init})")
-    e.add_argument("--iterations", type=int, default=iterations,
-                   help=f"hillclimbing iterations (default {iterations})")
-    e.add_argument("--bags", type=int, default=bags, help=f"bagged selection: bags (default {bags})")
-    e.add_argument("--bag-fraction", type=float, default=bag_fraction,
-                   help=f"models drawn per bag (default {bag_fraction:g})")
-    e.add_argument("--prune", type=_share, default=prune,
+    e.add_argument("--library", choices=["fast", "full"], help=f"model library (default {library})")
+    e.add_argument("--folds", type=int, help=f"embedded cross-validation folds (default {folds})")
+    e.add_argument("--init", type=int, help=f"sorted initialisation: best N models (default {init})")
+    e.add_argument("--iterations", type=int, help=f"hillclimbing iterations (default {iterations})")
+    e.add_argument("--bags", type=int, help=f"bagged selection: bags (default {bags})")
+    e.add_argument("--bag-fraction", type=float, help=f"models drawn per bag (default {bag_fraction:g})")
+    e.add_argument("--prune", type=_share,
                    help=f"library pruning: the share of the models, best out-of-fold AUC first, that enter selection "
                         f"(1: all; default {prune:g})")
-    e.add_argument("--tree-bins", type=_tree_bins, default="auto",
+    e.add_argument("--tree-bins", type=_tree_bins,
                    help="tree-based models see each feature in at most this many quantile bins; 0: raw values; "
                         "auto: raw values up to 250,000 hosts x features, 32 bins above (default auto)")
-    e.add_argument("--compress", type=_count, default=0, metavar="N",
+    e.add_argument("--compress", type=_count, metavar="N",
                    help="model compression: also train a fast mimic of the ensemble on its scores of the training "
                         "hosts and N times as many synthetic (MUNGE) hosts, and score with it; 0: off (default)")
     e.add_argument("--jobs", type=int, default=1, help="parallel model fits, and threads when scoring (default 1)")
-    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--seed", type=int, help="random state of the folds and models (default 0)")
+
+
+def estimator_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Each of :data:`ESTIMATOR_KEYS`: the flag if given, else the config's classify stage's
+    value (``args.classify_params``, set by :func:`load_features` with ``-c``), else the
+    stage's default."""
+    stage = getattr(args, "classify_params", None)
+    return {key: getattr(args, key) if getattr(args, key, None) is not None
+            else getattr(stage, key) if stage is not None else _default(key) for key in ESTIMATOR_KEYS}
 
 
 def _engine_args(p: argparse.ArgumentParser) -> None:
@@ -216,6 +232,7 @@ def load_features(args: argparse.Namespace, command: str, on_config: Callable[[A
 
         plugins = get_plugins()
         config = load_config(args.config, plugins, workdir=args.workdir)
+        args.classify_params = config.detectors.get("classify")  # the ensemble flags' defaults
         if on_config is not None:
             on_config(config, plugins)
         targets = [n for n in config.detectors if n != "classify"]
@@ -274,10 +291,10 @@ def _labelled(args: argparse.Namespace, table: FeatureTable, ips: Any,
 def _estimator(args: argparse.Namespace, progress: bool | None = None) -> Any:
     from spamflow_ensemble.selection import EnsembleSelection
 
-    return EnsembleSelection(library=args.library, n_folds=args.folds, n_init=args.init, n_iterations=args.iterations,
-                             n_bags=args.bags, bag_fraction=args.bag_fraction, prune=args.prune,
-                             tree_bins=args.tree_bins, compress=args.compress,
-                             random_state=args.seed,
+    s = estimator_settings(args)
+    return EnsembleSelection(library=s["library"], n_folds=s["folds"], n_init=s["init"], n_iterations=s["iterations"],
+                             n_bags=s["bags"], bag_fraction=s["bag_fraction"], prune=s["prune"],
+                             tree_bins=s["tree_bins"], compress=s["compress"], random_state=s["seed"],
                              n_jobs=args.jobs, progress=progress)
 
 
@@ -402,7 +419,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         ev = cross_validate(estimator, rows.X, y, groups, args.outer_folds, progress=progress)
         tested = rows.X
     summary = {"source": source, **info, "features": len(rows.features), "feature_groups": sorted(rows.groups),
-               "library": args.library, **ev.summary(), "auc_by_feature": feature_aucs(tested, ev.y, rows.features),
+               "library": estimator.library, **ev.summary(),
+               "auc_by_feature": feature_aucs(tested, ev.y, rows.features),
                "ensembles": [[{"model": m, "weight": round(w, 6)} for m, w in e] for e in ev.ensembles],
                "seconds": round(time.time() - started, 1)}
     print(f"{source}: {summary['hosts']} hosts ({summary['spam']} spam), {summary['features']} features, "

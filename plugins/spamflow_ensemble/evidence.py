@@ -146,12 +146,14 @@ def occlusion(score: Callable[[np.ndarray], np.ndarray], X: np.ndarray, medians:
 
 
 def top_features(X: np.ndarray, contributions: np.ndarray, names: list[str], k: int) -> list[list[list[Any]]]:
-    """Per row, the ``k`` features of largest absolute contribution: [feature, value, contribution]."""
+    """Per row, the ``k`` features of largest absolute contribution: [feature, value, contribution],
+    contributions rounded to 6 decimals; one that rounds to 0 is no evidence and is left out."""
     rows = []
     for i in range(len(X)):
         order = np.argsort(-np.abs(contributions[i]), kind="stable")[:k]
-        rows.append([[names[j], None if math.isnan(X[i, j]) else round(float(X[i, j]), 6),
-                      round(float(contributions[i, j]), 6)] for j in order if contributions[i, j] != 0])
+        shown = [(j, round(float(contributions[i, j]), 6)) for j in order]
+        rows.append([[names[j], None if math.isnan(X[i, j]) else round(float(X[i, j]), 6), c]
+                     for j, c in shown if c != 0])
     return rows
 
 
