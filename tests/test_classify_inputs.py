@@ -235,3 +235,22 @@ def test_classify_without_labels_outside_the_demo_says_to_give_labels(tmp_path, 
     (tmp_path / "labels.csv").write_text("host,label\nsite0.example.co.uk,spam\nsite1.example.co.uk,nonspam\n")
     config.write_text(config.read_text().replace("classify: {}", "classify: {labels: labels.csv}"))
     assert main(["validate", "-c", str(config)]) == 0
+
+
+def test_ensemble_flags_default_to_the_config_classify_stage_then_to_its_defaults():
+    """``spamflow train -c`` trains what the config's classify stage trains: a flag not given
+    takes the stage's value from the config, and without a config the stage's default."""
+    import argparse
+
+    from spamflow_ensemble.commands import ESTIMATOR_KEYS, estimator_settings
+    from spamflow_ensemble.detector import ClassifyParams
+
+    unset = {key: None for key in ESTIMATOR_KEYS}
+    stage = ClassifyParams(labels="labels.csv", folds=3, library="full", seed=7)
+    assert estimator_settings(argparse.Namespace(**unset, classify_params=stage)) == {
+        **{key: getattr(ClassifyParams(labels="x"), key) for key in ESTIMATOR_KEYS}, "folds": 3, "library": "full",
+        "seed": 7}
+    given = estimator_settings(argparse.Namespace(**{**unset, "folds": 4}, classify_params=stage))
+    assert given["folds"] == 4 and given["library"] == "full"
+    assert estimator_settings(argparse.Namespace(**unset)) == {key: ClassifyParams.model_fields[key].default
+                                                               for key in ESTIMATOR_KEYS}
