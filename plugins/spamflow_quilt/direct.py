@@ -21,11 +21,11 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 
-from spamflow_quilt.buckets import RowBuffer, by_bucket, doc_bucket, gram_bucket
+from spamflow.bucket_files import BucketFiles
+from spamflow_quilt.buckets import RowBuffer, doc_bucket, gram_bucket
 from spamflow_quilt.mr_gram_df import patch_hits, shingle_pages
 from spamflow_quilt.mr_patch_fraction import patchy_mask
 from spamflow_quilt.mr_quilt_cover import SPILL_BYTES, foreign_servers, unit_covers
@@ -52,48 +52,6 @@ triples stay well below ``spill_bytes`` and are covered without a spill to disk.
 GRAM_ROW = np.dtype([("gram", "<u8"), ("line", "<u4"), ("pages", "<u4")])
 HIT_ROW = np.dtype([("line", "<u4"), ("gram", "<u8")])
 TRIPLE_ROW = np.dtype([("rep", "<u8"), ("gram", "<u8"), ("source", "<u8")])
-
-
-class BucketFiles:
-    """Rows of one dtype appended to a file per bucket, read back one bucket at a time."""
-
-    def __init__(self, folder: Path, name: str, dtype: np.dtype, buckets: int) -> None:
-        self.paths = [folder / f"{name}-{b:05d}" for b in range(buckets)]
-        self.dtype = dtype
-        self.handles: dict[int, BinaryIO] = {}
-
-    def append(self, bucket_of_rows: np.ndarray, **columns: np.ndarray) -> None:
-        """Rows to the buckets ``bucket_of_rows`` says."""
-        for bucket, cols in by_bucket(bucket_of_rows, *columns.values()):
-            self.write(bucket, **dict(zip(columns, cols)))
-
-    def write(self, bucket: int, **columns: np.ndarray) -> None:
-        """Rows to one bucket."""
-        rows = np.empty(len(next(iter(columns.values()))), self.dtype)
-        for name, column in columns.items():
-            rows[name] = column
-        if bucket not in self.handles:
-            self.handles[bucket] = open(self.paths[bucket], "ab")  # noqa: SIM115 (closed in close())
-        rows.tofile(self.handles[bucket])
-
-    def size(self, bucket: int) -> int:
-        """Bytes of a bucket's file (closed)."""
-        return self.paths[bucket].stat().st_size if self.paths[bucket].exists() else 0
-
-    def close(self) -> None:
-        for handle in self.handles.values():
-            handle.close()
-        self.handles = {}
-
-    def take(self, bucket: int, chunk_rows: int | None = None) -> Iterator[np.ndarray]:
-        """A bucket's rows, in chunks of ``chunk_rows`` (None: all at once); its file removed."""
-        path = self.paths[bucket]
-        if not path.exists():
-            return
-        with open(path, "rb") as fh:
-            while len(rows := np.fromfile(fh, self.dtype, count=chunk_rows or -1)):
-                yield rows
-        path.unlink()
 
 
 class PageTable:

@@ -28,7 +28,7 @@ The result is the jobs' own, pair for pair and count for count (tests/test_spin_
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Container, Sequence
 from itertools import count
 from pathlib import Path
 from typing import BinaryIO
@@ -36,6 +36,7 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 
+from spamflow.bucket_files import BucketFiles
 from spamflow_spin.candidates import Candidates
 from spamflow_spin.dictionary import SynonymDictionary
 from spamflow_spin.mr_candidate_pairs import PairCounts, add_up, candidate_filter, probe_prefixes, rank_order
@@ -194,39 +195,6 @@ def read_immutables(lines: Path, scratch: Path) -> PageIds:
     return writer.finish()
 
 
-class Buckets:
-    """Rows of one dtype appended to a file per bucket, read back one bucket at a time."""
-
-    def __init__(self, scratch: Path, name: str, dtype: np.dtype, buckets: int) -> None:
-        self.paths = [scratch / f"{name}-{b:05d}" for b in range(buckets)]
-        self.dtype = dtype
-        self.handles: dict[int, BinaryIO] = {}
-
-    def append(self, bucket: np.ndarray, **columns: np.ndarray) -> None:
-        """Rows (``columns``, the dtype's fields) to the buckets ``bucket`` says."""
-        order = np.argsort(bucket, kind="stable")
-        bounds = np.searchsorted(bucket[order], np.arange(len(self.paths) + 1))
-        rows = np.empty(len(bucket), self.dtype)
-        for name, column in columns.items():
-            rows[name] = column[order]
-        for b in np.flatnonzero(np.diff(bounds)).tolist():
-            if b not in self.handles:
-                self.handles[b] = open(self.paths[b], "ab")  # noqa: SIM115 (closed in close())
-            rows[bounds[b]:bounds[b + 1]].tofile(self.handles[b])
-
-    def close(self) -> None:
-        for handle in self.handles.values():
-            handle.close()
-        self.handles = {}
-
-    def take(self) -> Iterator[np.ndarray]:
-        """Each bucket's rows, its file removed."""
-        for path in self.paths:
-            if path.exists():
-                yield np.fromfile(path, self.dtype)
-                path.unlink()
-
-
 def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pages: int,
                       min_shared: int) -> Candidates:
     """:func:`~spamflow_spin.candidates.find_candidates`'s result for ``pages`` (the jobs'
@@ -245,11 +213,11 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     counts = PairCounts(threshold, min_shared)
     prefix_dropped = 0
     buckets = 1 << max(int(len(pages.ids) // BUCKET_ROWS), 0).bit_length()
-    held = Buckets(scratch, "pairs", PAIR, buckets)
+    held = BucketFiles(scratch, "pairs", PAIR, buckets)
     if ranks:
-        entries = Buckets(scratch, "entries", ENTRY, buckets)
+        entries = BucketFiles(scratch, "entries", ENTRY, buckets)
         prefix_dropped = _prefixes(pages, rank, ranks, kept_ranks, threshold, min_shared, entries)
-        for rows in entries.take():
+        for rows in entries.take_all():
             counts.count_postings(rows["rank"].astype(np.int64), rows["doc"], rows["n"].astype(np.int64),
                                   rows["pos"].astype(np.int64))
             if counts.pairs_at_least(FLUSH_PAIRS):  # as the reducer flushes: to pair buckets
@@ -258,7 +226,7 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     held.close()
     pairs: list[tuple[int, int]] = []
     pruned = 0
-    for rows in held.take():  # step 2: each pair bucket added up and filtered
+    for rows in held.take_all():  # step 2: each pair bucket added up and filtered
         a, b, total, need, rest = add_up(*(rows[name] for name in PAIR_FIELDS))
         kept, dropped = candidate_filter(total, need, rest, min_shared)
         pairs += zip(a[kept].tolist(), b[kept].tolist())
@@ -266,7 +234,7 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     return Candidates(sorted(pairs), ranks, ranks - kept_ranks, prefix_dropped, counts.counted, pruned)
 
 
-def _hold(held: Buckets, counts: tuple[np.ndarray, ...]) -> None:
+def _hold(held: BucketFiles, counts: tuple[np.ndarray, ...]) -> None:
     """Pair counts to the pair buckets, ``(doc_a + doc_b) mod buckets`` as the job's."""
     a, b, _, _, _ = counts
     buckets = len(held.paths)
@@ -274,7 +242,7 @@ def _hold(held: Buckets, counts: tuple[np.ndarray, ...]) -> None:
 
 
 def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
-              buckets: Buckets) -> int:
+              buckets: BucketFiles) -> int:
     """The pair job's mapper: every page's probe prefix as ``(rank, doc, n, pos)`` rows, to the
     rank buckets; returns how many pages' prefixes reached a dropped immutable."""
     lengths: dict[int, int] = {}
