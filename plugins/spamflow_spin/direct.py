@@ -28,7 +28,7 @@ The result is the jobs' own, pair for pair and count for count (tests/test_spin_
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from itertools import count
 from pathlib import Path
 from typing import BinaryIO
@@ -97,10 +97,7 @@ class PageIds:
         sizes = self.sizes
         n_a, n_b = sizes[rows_a], sizes[rows_b]
         inter = np.zeros(len(a), np.int64)
-        ends = np.cumsum(n_a + n_b)
-        first = 0
-        while first < len(a):
-            last = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + block, side="right")), first + 1)
+        for first, last in _chunks(_starts(n_a + n_b), block):
             pairs = np.arange(last - first)
             rows = np.concatenate((rows_a[first:last], rows_b[first:last]))
             owner = np.concatenate((pairs, pairs))
@@ -110,7 +107,6 @@ class PageIds:
             key.sort()
             shared = key[1:][key[1:] == key[:-1]] // (len(self.words) + 1)
             inter[first:last] = np.bincount(shared, minlength=last - first)
-            first = last
         with np.errstate(invalid="ignore"):
             return np.where(n_a + n_b > 0, inter / np.maximum(n_a + n_b - inter, 1), 0.0)
 
@@ -164,18 +160,23 @@ def _starts(sizes: np.ndarray) -> np.ndarray:
     return starts
 
 
+def _chunks(starts: np.ndarray, block: int) -> Iterator[tuple[int, int]]:
+    """Consecutive item ranges ``[first, last)`` of items ``starts[i] .. starts[i + 1]`` long,
+    each of at most ``block`` values, or of one item when that item alone is longer."""
+    first, items = 0, len(starts) - 1
+    while first < items:
+        last = max(int(np.searchsorted(starts, starts[first] + block, side="right")) - 1, first + 1)
+        yield first, last
+        first = last
+
+
 def _gather(path: Path, starts: np.ndarray, rows: np.ndarray, sizes: np.ndarray) -> Path:
     """The ids of ``rows`` (each ``sizes`` long) copied to a new file, a chunk at a time."""
     ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
     kept = path.with_name(path.name + ".kept")
-    ends = np.cumsum(sizes)
     with open(kept, "wb") as out:
-        first = 0
-        while first < len(rows):
-            last = max(int(np.searchsorted(ends, (ends[first - 1] if first else 0) + CHUNK_IDS, side="right")),
-                       first + 1)
+        for first, last in _chunks(_starts(sizes), CHUNK_IDS):
             ids[_ranges(starts[rows[first:last]], sizes[first:last])].tofile(out)
-            first = last
     del ids
     path.unlink()
     return kept
@@ -248,9 +249,7 @@ def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: 
     lengths: dict[int, int] = {}
     dropped_pages = 0
     sizes = pages.sizes
-    first = 0
-    while first < len(sizes):
-        last = max(int(np.searchsorted(pages.starts, pages.starts[first] + CHUNK_IDS, side="right")) - 1, first + 1)
+    for first, last in _chunks(pages.starts, CHUNK_IDS):
         n = sizes[first:last]
         r = rank[pages.ids[pages.starts[first]:pages.starts[last]]]
         page = np.repeat(np.arange(last - first, dtype=np.int64), n)
@@ -269,7 +268,6 @@ def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: 
         buckets.append(ranks_at % len(buckets.paths), rank=ranks_at, doc=np.repeat(pages.docs[first:last], emitted),
                        n=np.repeat(n, emitted),
                        pos=np.repeat(n - shared_n, emitted) + within)  # the df-1 immutables come first
-        first = last
     buckets.close()
     return dropped_pages
 
