@@ -22,10 +22,10 @@ that crawl's own cross-domain null, as the stage does):
   pages of different honest sites in one cluster, over all such pairs).
 
 Settings (``--settings`` picks some by index): the paper's t = 35 (whole noise), t = 35 with
-the markup noise (the default since issue 35), t: auto with either noise (false_edge_rate
+the markup noise (the default from issue 35 until `markup-urls`), t: auto with either noise (false_edge_rate
 0.01, 10^6 null pairs, t in [8, 35]), and t: auto with a beta-binomial fitted to the null's
 bulk (tried, not adopted; docs/hss.md) with either noise, and t = 35 with the ``markup-urls``
-noise (URL values cut to one mark; docs/hss.md, "Giant listing pages").  ``--families``: the stitched
+noise (the default: URL values cut to one mark; docs/hss.md, "Giant listing pages").  ``--families``: the stitched
 families' crawl, the dilute families' crawl (``doorway_families.dilute_families``), or both.  Then, per
 setting and crawl, what auto saw: the chosen t, K (cross-domain candidate pairs per page),
 the null's tail and the expected false edges per page at the chosen t.

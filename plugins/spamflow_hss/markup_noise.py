@@ -13,8 +13,8 @@ characters are exactly what the noise holds between its ``<`` and ``>``.  Commen
 tags; script and style bodies are left out as text, except where their own ``<``/``>`` make
 them look like a tag (``a < b``), which is rare and the same on every page of a template.
 
-``noise: markup-urls`` (not in the paper, not the default) is the same with two reductions,
-for templates whose giant listing pages (a table of thousands of rows, each linking to one
+``noise: markup-urls`` (not in the paper; the default) is the same with two reductions, for
+templates whose giant listing pages (a table of thousands of rows, each linking to one
 item) sit far from their siblings under ``markup``:
 
 * every quoted attribute value that is a URL (its noise starts ``://``, ``//`` or ``/``:
