@@ -230,7 +230,7 @@ def _random_sets(seed: int, n_docs: int = 60) -> dict[int, set[str]]:
     while len(docs) < n_docs:
         base = {f"r{rng.randrange(400)}" for _ in range(rng.randint(3, 25))} | set(rng.sample(common, 8))
         for _ in range(rng.randint(1, 5)):
-            copy = {x for x in base if rng.random() > 0.25} | {f"r{rng.randrange(400)}" for _ in range(rng.randint(0, 4))}
+            copy = {x for x in sorted(base) if rng.random() > 0.25} | {f"r{rng.randrange(400)}" for _ in range(rng.randint(0, 4))}
             if len(copy) > 1:
                 docs[doc] = copy
                 doc += rng.randint(1, 3)
