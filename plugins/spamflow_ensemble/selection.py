@@ -24,6 +24,7 @@ cost-sensitive trees, forests) see each feature cut into ``tree_bins`` quantile 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import sys
 import warnings
@@ -31,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import sklearn
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from spamflow.errors import BadInputError
 from spamflow.progress import progress_bar, progress_on
@@ -65,6 +67,19 @@ class Candidate:
     columns: tuple[int, ...]
 
 
+@functools.cache
+def _threadpools() -> ThreadpoolController:
+    """The BLAS and OpenMP libraries loaded in this process, found once: ``threadpool_limits``
+    walks every loaded shared library each time it is entered, and selection enters it for each
+    of its thousands of fits and predictions (8 % of a demo training)."""
+    return ThreadpoolController()
+
+
+def one_thread() -> Any:
+    """BLAS and OpenMP held to one thread while the block runs."""
+    return _threadpools().limit(limits=1)
+
+
 def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
     """P(class 1) from a fitted classifier, also when its training data held one class only.
 
@@ -74,7 +89,7 @@ def spam_probability(model: Any, X: np.ndarray) -> np.ndarray:
     spam = spam_column(model.classes_)
     if spam is None:
         return np.zeros(len(X))
-    with threadpool_limits(limits=1):
+    with one_thread():
         return np.asarray(model.predict_proba(X)[:, spam], dtype=np.float64)
 
 
@@ -85,8 +100,11 @@ def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
     coefficients (bit for bit on UK2007; tests/test_ensemble_speed.py: 1e-12).  Parallel fits
     are ``n_jobs``.  OpenMP is held to one thread for the same reason: histogram boosting's
     threads made one fit on the UK2007 link table 18x slower in wall time on the shared
-    machine (9.96 s against 0.54 s for 200 iterations)."""
-    with threadpool_limits(limits=1), warnings.catch_warnings():
+    machine (9.96 s against 0.54 s for 200 iterations).  scikit-learn's parameter validation is
+    off: the library's parameters are constants, checked once by a test
+    (``test_every_library_model_passes_scikit_learns_parameter_checks``), and validating them
+    again for each fit and each of a forest's trees was ~8 % of a demo training."""
+    with one_thread(), warnings.catch_warnings(), sklearn.config_context(skip_parameter_validation=True):
         warnings.simplefilter("ignore", ConvergenceWarning)  # extreme ridge settings of the grid
         warnings.simplefilter("ignore", UserWarning)  # quantile bins collapsing on constant columns
         return clone(estimator).fit(X, y)
