@@ -37,10 +37,30 @@ END_TO_END_FIXTURES = DEMO_FIXTURES | {"luigid", "s3"}
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests using an end-to-end fixture are marked ``slow``."""
+    """Tests using an end-to-end fixture are marked ``slow``; then the heaviest scopes of the
+    scheduler below come first (the longest-first rule: the last scopes a worker takes are
+    the short ones, so no worker idles while the other runs a Spark cluster).  A scope's
+    weight is its number of ``slow`` tests (each a demo, a server, Spark or seconds of work)
+    before its number of tests; ties keep the collection order.  Every worker computes the
+    same order from the same files, as pytest-xdist requires."""
     for item in items:
         if END_TO_END_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+    demo = demo_tests()
+    scope_of = {id(item): _scope(item.nodeid, demo) for item in items}
+    weight: dict[str, list[int]] = {}
+    for item in items:
+        w = weight.setdefault(scope_of[id(item)], [0, 0])
+        w[0] -= item.get_closest_marker("slow") is not None
+        w[1] -= 1
+    first = {scope: i for i, scope in reversed(list(enumerate(scope_of[id(item)] for item in items)))}
+    items.sort(key=lambda item: (*weight[scope_of[id(item)]], first[scope_of[id(item)]]))
+
+
+def _scope(nodeid: str, demo: frozenset[tuple[str, str]]) -> str:
+    """The scheduler's unit of a test: ``demo`` for a test on a shared demo run, else its module."""
+    module, _, rest = nodeid.partition("::")
+    return "demo" if (Path(module).name, rest.split("[")[0]) in demo else module
 
 
 def demo_tests() -> frozenset[tuple[str, str]]:
@@ -73,11 +93,11 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     demo = demo_tests()
+    config.option.loadscopereorder = False  # keep the heaviest-first order of the collection
 
     class ModulesAndTheDemo(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module, _, rest = nodeid.partition("::")
-            return "demo" if (Path(module).name, rest.split("[")[0]) in demo else module
+            return _scope(nodeid, demo)
 
     return ModulesAndTheDemo(config, log)
 
