@@ -12,9 +12,10 @@ import pytest
 from spamflow_quilt import direct
 from spamflow_quilt.cover import greedy_cover
 from spamflow_quilt.detector import QuiltDetector, find_quilts
-from spamflow_quilt.direct import direct_quilts
+from spamflow_quilt.direct import direct_quilts, page_quilts
 from spamflow_quilt.lockstep import dense_ranks, lockstep_covers
 from spamflow_quilt.params import QuiltParams
+from spamflow_quilt.shingle import write_shingles
 from test_quilt import PARAMS, _ref, _shingles, random_corpus
 from test_quilt_copies import PARAMS as COPY_PARAMS
 from test_quilt_copies import copies_corpus
@@ -89,6 +90,33 @@ def test_dense_ranks_are_the_ranks_among_the_distinct_keys():
         ranks, n = dense_ranks(keys, bits)
         distinct = sorted(set(keys.tolist()))
         assert n == len(distinct) and ranks.tolist() == [distinct.index(k) for k in keys.tolist()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("workers", "window"), [(1, 1 << 20), (2, 5)])
+def test_page_quilts_without_a_shingle_file_equal_the_jobs(tmp_path, workers, window):
+    """Shingling straight into the engine's bucket files (several Parquet files shared among
+    workers, copies collapsed in small windows): the jobs' quilts on write_shingles' file with
+    the same workers and windows, and its counts."""
+    rows = []
+    for seed in (1, 2):
+        for page in copies_corpus(seed):
+            row = page_row(page["url"], page["words"])
+            rows.append({**row, "doc_id": page["doc_id"] + seed, "domain": page["domain"], "ip": page["ip"]})
+    pages = tmp_path / "pages"
+    for part in range(3):  # three files: one share per worker and more
+        write_pages(rows[part::3], pages / f"p{part}")
+    for params in COPY_PARAMS:
+        qp = QuiltParams(foreign="domain", **params)
+        work = tmp_path / f"w-{workers}-{abs(hash(json.dumps(params, sort_keys=True)))}"
+        work.mkdir()
+        counts = write_shingles(pages, work / "shingles.tsv", qp.k, snapshot="2026-01", workers=workers,
+                                window_pages=window)
+        jobs = find_quilts(work / "shingles.tsv", work, qp, "inline")
+        found, page_counts = page_quilts(pages, "2026-01", qp, work / "memory", workers=workers,
+                                         window_pages=window)
+        assert found == jobs and page_counts == counts, params
+        assert counts["copies"] > 0 and len(jobs) > 0
 
 
 def test_direct_engine_names_a_bad_shingle_line(tmp_path):

@@ -26,10 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from spamflow.bucket_files import BucketFiles
-from spamflow_quilt.buckets import RowBuffer, distinct, doc_bucket, gram_bucket, run_starts
+from spamflow_quilt.buckets import distinct, doc_bucket, run_starts
+from spamflow_quilt.copies import WINDOW_PAGES
 from spamflow_quilt.cover import greedy_cover_arrays, keep_sources
+from spamflow_quilt.gram_rows import FINE_BUCKETS, GramRows, read_shingle_rows, shingle_to_rows
 from spamflow_quilt.lockstep import lockstep_covers
-from spamflow_quilt.mr_gram_df import patch_hits, shingle_pages
+from spamflow_quilt.mr_gram_df import patch_hits
 from spamflow_quilt.mr_patch_fraction import patchy_mask
 from spamflow_quilt.mr_quilt_cover import SPILL_BYTES, foreign_servers
 from spamflow_quilt.params import QuiltParams
@@ -38,22 +40,17 @@ from spamflow_quilt.spill import GroupSpill
 from spamflow_quilt.triples import hits_of_units, iter_unit_triples
 
 BUCKET_ROWS = 1 << 23
-"""(gram, line) rows per gram bucket (16 bytes each on disk, ~4 copies of them in memory while
+"""(gram, line) rows per gram bucket (12 bytes each on disk, ~4 copies of them in memory while
 a bucket is reduced: ~0.5 GB)."""
 
 FLUSH_ROWS = 1 << 22
-"""Rows buffered before they are appended to their bucket files."""
-
-SHINGLE_BYTES_PER_GRAM = 10
-"""About this many bytes of shingle file per gram (a base64 64-bit hash and its share of the
-line): how the bucket count is chosen before the rows are counted."""
+"""Triples read at once when a bucket of them is split."""
 
 SET_BUCKETS_PER_GRAM_BUCKET = 16
 """Gram-set buckets of triples per gram bucket: triples are ~5x the hits and ~1.5x the gram rows
 (a 5 x 10^4-page snapshot: 22M gram rows, 7.3M hits, 34M triples), so that a set bucket's
 triples stay well below ``spill_bytes`` and are covered without a spill to disk."""
 
-GRAM_ROW = np.dtype([("gram", "<u8"), ("line", "<u4"), ("pages", "<u4")])
 HIT_ROW = np.dtype([("line", "<u4"), ("gram", "<u8")])
 TRIPLE_ROW = np.dtype([("rep", "<u8"), ("gram", "<u8"), ("source", "<u8")])
 KEY_ROW = np.dtype([("key", "<u8")])
@@ -63,100 +60,83 @@ KEY_BITS = 64
 pages a snapshot needs ~17 + 25 + 19)."""
 
 
-class PageTable:
-    """Every page of the shingle file (a line and its copies): line ordinal, doc, number of
-    grams, domain id, IP id, gram set: job (a)'s ``S`` rows, for the whole snapshot."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple[int, ...]] = []
-
-    def columns(self) -> list[np.ndarray]:
-        table = np.array(self.rows, np.uint64).reshape(-1, 6).T
-        return [np.ascontiguousarray(column) for column in table]
-
-
-def read_shingles(shingles: Path, grams_out: BucketFiles, buckets: int) -> PageTable:
-    """Job (a)'s mapper over the whole file: pages to a :class:`PageTable`, each line's grams to
-    gram-bucket files with the line's ordinal and its number of pages."""
-    pages = PageTable()
-    rows = RowBuffer(3)
-
-    def flush() -> None:
-        grams, lines, weights = rows.take()
-        grams_out.append(gram_bucket(grams.astype(np.uint64), buckets), gram=grams, line=lines, pages=weights)
-
-    with open(shingles, "rb") as fh:
-        for line in fh:
-            try:
-                ordinal, grams, page_rows = shingle_pages(line)
-            except ValueError as exc:
-                raise ValueError(f"{shingles}: {exc}") from None
-            pages.rows.extend(page_rows)
-            rows.add(grams, np.full(len(grams), ordinal, np.uint32), np.full(len(grams), len(page_rows), np.uint32))
-            if rows.rows >= FLUSH_ROWS:
-                flush()
-    flush()
-    grams_out.close()
-    return pages
-
-
 def direct_quilts(shingles: Path, params: QuiltParams, *, buckets: int | None = None,
                   spill_bytes: int = SPILL_BYTES) -> list[tuple[int, dict]]:
     """:func:`~spamflow_quilt.detector.find_quilts`'s result, [(doc_id, cover record)] by
-    doc_id, computed in this process.  ``buckets`` (default: from the file's size) and
-    ``spill_bytes`` bound memory and do not change the result."""
-    if buckets is None:
-        wanted = max(shingles.stat().st_size // SHINGLE_BYTES_PER_GRAM // BUCKET_ROWS, 1)
-        buckets = 1 << (int(wanted) - 1).bit_length()
+    doc_id, computed in this process from a shingle file.  ``buckets`` (a power of two up to
+    256; default: from the number of grams) and ``spill_bytes`` bound memory and do not change
+    the result."""
     with tempfile.TemporaryDirectory(prefix="direct-", dir=shingles.parent) as scratch:
-        folder = Path(scratch)
-        gram_rows = BucketFiles(folder, "grams", GRAM_ROW, buckets)
-        pages = read_shingles(shingles, gram_rows, buckets)
-        ordinals, docs, n_grams, domains, ips, sets = pages.columns()
-        del pages
+        return row_quilts(read_shingle_rows(shingles, Path(scratch)), params, Path(scratch), buckets=buckets,
+                          spill_bytes=spill_bytes)
 
-        # job (a) and job (b): each gram bucket's hits, and every line's number of patch grams
-        hits = BucketFiles(folder, "hits", HIT_ROW, buckets)
-        n_patch_of_line = np.zeros(int(ordinals.max()) + 1 if len(ordinals) else 0, np.uint64)
-        n_patch_grams = 0  # the hits name their gram by its index among the snapshot's patch grams
-        for bucket in range(buckets):
-            for rows in gram_rows.take(bucket):
-                one = rows["pages"] == 1  # job (a)'s G rows (a line of one page); the others its W rows
-                patch_grams, _, hit_lines, hit_grams = patch_hits(rows["gram"][one], rows["line"][one],
-                                                                  rows["gram"][~one], rows["line"][~one],
-                                                                  rows["pages"][~one], params.m)
-                del rows, one
-                lines, n_hits = np.unique(hit_lines, return_counts=True)  # not a bincount over every line:
-                n_patch_of_line[lines] += n_hits.astype(np.uint64)  # that would grow with buckets x lines
-                new_gram = np.r_[True, hit_grams[1:] != hit_grams[:-1]] if len(hit_grams) else np.empty(0, bool)
-                hits.write(bucket, line=hit_lines, gram=n_patch_grams + np.cumsum(new_gram) - 1)  # hits come by gram
-                n_patch_grams += len(patch_grams)
-        hits.close()
-        n_patch = n_patch_of_line[ordinals]
-        patchy = patchy_mask(n_patch, n_grams, params.theta)
 
-        # job (c): units of the lines with patch grams, their triples, their covers
-        servers, known = foreign_servers(params.foreign, docs, domains, ips)
-        on_lines = known & (n_patch > 0)
-        units = SetUnits(ordinals[on_lines], docs[on_lines], servers=servers[on_lines],
-                         patchy=patchy[on_lines].astype(np.uint8), sets=sets[on_lines], skip_copied=params.c >= 2,
-                         n_lines=len(n_patch_of_line))
-        set_buckets = min(SET_BUCKETS_PER_GRAM_BUCKET * buckets, 256)
-        if sum(units.key_bits(n_patch_grams)) <= KEY_BITS:
-            covers = packed_covers(units, hits, buckets, set_buckets, n_patch_grams, folder, spill_bytes)
-        else:
-            covers = row_covers(units, hits, buckets, set_buckets, spill_bytes, skip_copied=params.c >= 2)
-        members = unit_members(docs[known & patchy], n_patch[known & patchy], n_grams[known & patchy],
-                               sets[known & patchy], servers[known & patchy])
-        found: list[tuple[int, dict]] = []
-        for unit, cover in covers:
-            pages = members[(int(units.set_name[unit]), int(units.server[unit]))]
-            n_patch_doc, n_grams_doc = pages[0][1], pages[0][2]  # copies: the same gram set
-            cover = keep_sources(cover, n_patch_doc, params.phi)
-            if len(cover) >= params.c:
-                sources = [[doc, n] for doc, n in cover]  # as JSON
-                found += [(doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": sources})
-                          for doc, _, _ in pages]
+def page_quilts(pages: Path, snapshot: str, params: QuiltParams, scratch: Path, *, workers: int = 1,
+                window_pages: int = WINDOW_PAGES) -> tuple[list[tuple[int, dict]], dict[str, int]]:
+    """:func:`direct_quilts` of the snapshot's pages without a shingle file
+    (:func:`~spamflow_quilt.gram_rows.shingle_to_rows`), and the shingling counts
+    :func:`~spamflow_quilt.shingle.write_shingles` would give; temporary files under ``scratch``."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="direct-", dir=scratch) as folder:
+        rows = shingle_to_rows(pages, Path(folder), params.k, snapshot, workers=workers, window_pages=window_pages)
+        return row_quilts(rows, params, Path(folder)), rows.counts
+
+
+def row_quilts(rows: GramRows, params: QuiltParams, folder: Path, *, buckets: int | None = None,
+               spill_bytes: int = SPILL_BYTES) -> list[tuple[int, dict]]:
+    """The quilts of a snapshot's :class:`~spamflow_quilt.gram_rows.GramRows` (temporary
+    files under ``folder``)."""
+    if buckets is None:
+        wanted = max(rows.rows() // BUCKET_ROWS, 1)
+        buckets = min(1 << (int(wanted) - 1).bit_length(), FINE_BUCKETS)
+    ordinals, docs, n_grams, domains, ips, sets = rows.pages
+    n_lines = int(ordinals.max()) + 1 if len(ordinals) else 0
+    line_pages = np.bincount(ordinals.astype(np.intp), minlength=n_lines).astype(np.uint32)
+
+    # job (a) and job (b): each gram bucket's hits, and every line's number of patch grams
+    hits = BucketFiles(folder, "hits", HIT_ROW, buckets)
+    n_patch_of_line = np.zeros(n_lines, np.uint64)
+    n_patch_grams = 0  # the hits name their gram by its index among the snapshot's patch grams
+    for bucket in range(buckets):
+        bucket_rows = rows.take(bucket, buckets)
+        grams, lines = np.ascontiguousarray(bucket_rows["gram"]), np.ascontiguousarray(bucket_rows["line"])
+        del bucket_rows
+        weights = line_pages[lines]
+        one = weights == 1  # job (a)'s G rows (a line of one page); the others its W rows
+        patch_grams, _, hit_lines, hit_grams = patch_hits(grams[one], lines[one], grams[~one], lines[~one],
+                                                          weights[~one], params.m)
+        del grams, lines, weights, one
+        lines, n_hits = np.unique(hit_lines, return_counts=True)  # not a bincount over every line:
+        n_patch_of_line[lines] += n_hits.astype(np.uint64)  # that would grow with buckets x lines
+        new_gram = np.r_[True, hit_grams[1:] != hit_grams[:-1]] if len(hit_grams) else np.empty(0, bool)
+        hits.write(bucket, line=hit_lines, gram=n_patch_grams + np.cumsum(new_gram) - 1)  # hits come by gram
+        n_patch_grams += len(patch_grams)
+    hits.close()
+    n_patch = n_patch_of_line[ordinals]
+    patchy = patchy_mask(n_patch, n_grams, params.theta)
+
+    # job (c): units of the lines with patch grams, their triples, their covers
+    servers, known = foreign_servers(params.foreign, docs, domains, ips)
+    on_lines = known & (n_patch > 0)
+    units = SetUnits(ordinals[on_lines], docs[on_lines], servers=servers[on_lines],
+                     patchy=patchy[on_lines].astype(np.uint8), sets=sets[on_lines], skip_copied=params.c >= 2,
+                     n_lines=n_lines)
+    set_buckets = min(SET_BUCKETS_PER_GRAM_BUCKET * buckets, 256)
+    if sum(units.key_bits(n_patch_grams)) <= KEY_BITS:
+        covers = packed_covers(units, hits, buckets, set_buckets, n_patch_grams, folder, spill_bytes)
+    else:
+        covers = row_covers(units, hits, buckets, set_buckets, spill_bytes, skip_copied=params.c >= 2)
+    quilted = known & patchy
+    members = unit_members(docs[quilted], n_patch[quilted], n_grams[quilted], sets[quilted], servers[quilted])
+    found: list[tuple[int, dict]] = []
+    for unit, cover in covers:
+        pages = members[(int(units.set_name[unit]), int(units.server[unit]))]
+        n_patch_doc, n_grams_doc = pages[0][1], pages[0][2]  # copies: the same gram set
+        cover = keep_sources(cover, n_patch_doc, params.phi)
+        if len(cover) >= params.c:
+            sources = [[doc, n] for doc, n in cover]  # as JSON
+            found += [(doc, {"n_patch_grams": n_patch_doc, "n_grams": n_grams_doc, "sources": sources})
+                      for doc, _, _ in pages]
     return sorted(found)
 
 
