@@ -35,6 +35,7 @@ from spamflow_quilt.mr_gram_df import patch_hits
 from spamflow_quilt.mr_patch_fraction import patchy_mask
 from spamflow_quilt.mr_quilt_cover import SPILL_BYTES, foreign_servers
 from spamflow_quilt.params import QuiltParams
+from spamflow_quilt.reused_memory import reused_memory
 from spamflow_quilt.set_units import SetUnits
 from spamflow_quilt.spill import GroupSpill
 from spamflow_quilt.triples import hits_of_units, iter_unit_triples
@@ -67,8 +68,9 @@ def direct_quilts(shingles: Path, params: QuiltParams, *, buckets: int | None = 
     256; default: from the number of grams) and ``spill_bytes`` bound memory and do not change
     the result."""
     with tempfile.TemporaryDirectory(prefix="direct-", dir=shingles.parent) as scratch:
-        return row_quilts(read_shingle_rows(shingles, Path(scratch)), params, Path(scratch), buckets=buckets,
-                          spill_bytes=spill_bytes)
+        rows = read_shingle_rows(shingles, Path(scratch))
+        with reused_memory():
+            return row_quilts(rows, params, Path(scratch), buckets=buckets, spill_bytes=spill_bytes)
 
 
 def page_quilts(pages: Path, snapshot: str, params: QuiltParams, scratch: Path, *, workers: int = 1,
@@ -79,7 +81,8 @@ def page_quilts(pages: Path, snapshot: str, params: QuiltParams, scratch: Path, 
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="direct-", dir=scratch) as folder:
         rows = shingle_to_rows(pages, Path(folder), params.k, snapshot, workers=workers, window_pages=window_pages)
-        return row_quilts(rows, params, Path(folder)), rows.counts
+        with reused_memory():
+            return row_quilts(rows, params, Path(folder)), rows.counts
 
 
 def row_quilts(rows: GramRows, params: QuiltParams, folder: Path, *, buckets: int | None = None,
