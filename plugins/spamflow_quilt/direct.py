@@ -100,10 +100,10 @@ def row_quilts(rows: GramRows, params: QuiltParams, folder: Path, *, buckets: in
     hits = BucketFiles(folder, "hits", HIT_ROW, buckets)
     n_patch_of_line = np.zeros(n_lines, np.uint64)
     n_patch_grams = 0  # the hits name their gram by its index among the snapshot's patch grams
-    for bucket in range(buckets):
-        bucket_rows = rows.take(bucket, buckets)
-        grams, lines = np.ascontiguousarray(bucket_rows["gram"]), np.ascontiguousarray(bucket_rows["line"])
-        del bucket_rows
+    for fine in range(FINE_BUCKETS):  # a fine bucket at a time: its sort stays in the CPU's caches (~6x faster)
+        fine_rows = rows.take(fine, FINE_BUCKETS)
+        grams, lines = np.ascontiguousarray(fine_rows["gram"]), np.ascontiguousarray(fine_rows["line"])
+        del fine_rows
         weights = line_pages[lines]
         one = weights == 1  # job (a)'s G rows (a line of one page); the others its W rows
         patch_grams, _, hit_lines, hit_grams = patch_hits(grams[one], lines[one], grams[~one], lines[~one],
@@ -112,7 +112,8 @@ def row_quilts(rows: GramRows, params: QuiltParams, folder: Path, *, buckets: in
         lines, n_hits = np.unique(hit_lines, return_counts=True)  # not a bincount over every line:
         n_patch_of_line[lines] += n_hits.astype(np.uint64)  # that would grow with buckets x lines
         new_gram = np.r_[True, hit_grams[1:] != hit_grams[:-1]] if len(hit_grams) else np.empty(0, bool)
-        hits.write(bucket, line=hit_lines, gram=n_patch_grams + np.cumsum(new_gram) - 1)  # hits come by gram
+        hits.write(fine * buckets // FINE_BUCKETS, line=hit_lines,
+                   gram=n_patch_grams + np.cumsum(new_gram) - 1)  # hits come by gram
         n_patch_grams += len(patch_grams)
     hits.close()
     n_patch = n_patch_of_line[ordinals]
@@ -163,10 +164,9 @@ def packed_covers(units: SetUnits, hits: BucketFiles, buckets: int, set_buckets:
     triples = BucketFiles(folder, "triples", KEY_ROW, set_buckets)
     for bucket in range(buckets):
         for rows in hits.take(bucket):
-            for left, gram, source in units.triples(rows["line"].astype(np.intp), rows["gram"]):
-                key = ((left.astype(np.uint64) << np.uint64(gram_bits + source_bits))
-                       | (gram.astype(np.uint64) << np.uint64(source_bits)) | source.astype(np.uint64))
-                triples.append(left * set_buckets // n_left, key=key)
+            for keys in units.triple_keys(rows["line"].astype(np.intp), rows["gram"], n_patch_grams):
+                left = keys >> np.uint64(gram_bits + source_bits)
+                triples.append(left * np.uint64(set_buckets) // np.uint64(n_left), key=keys)
     triples.close()
     for bucket in range(set_buckets):
         for keys in split_by_unit(triples, bucket, spill_bytes, folder, gram_bits + source_bits):

@@ -65,7 +65,12 @@ def lockstep_covers(units: np.ndarray, grams: np.ndarray,
     unit_bits, source_bits = bits_for(int(units.max()) + 1), bits_for(int(sources.max()) + 1)
     gram_bits = bits_for(int(grams.max()) + 1)
     pair, n_pairs = dense_ranks((units << source_bits) | sources, unit_bits + source_bits)  # (unit, source)
-    covers, _ = dense_ranks((units << gram_bits) | grams, unit_bits + gram_bits)  # (unit, gram): covered once
+    cover_keys = (units << gram_bits) | grams  # (unit, gram): covered once
+    if np.all(cover_keys[1:] >= cover_keys[:-1]):  # sorted already: number the runs
+        covers = np.cumsum(np.r_[True, cover_keys[1:] != cover_keys[:-1]]) - 1
+    else:
+        covers, _ = dense_ranks(cover_keys, unit_bits + gram_bits)
+    del cover_keys
     # each pair's unit and source, pairs in (unit, source) order: a unit's first best is its smallest source
     pair_unit, pair_source = np.empty(n_pairs, np.int64), np.empty(n_pairs, np.int64)
     pair_unit[pair], pair_source[pair] = units, sources

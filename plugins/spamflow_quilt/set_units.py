@@ -40,6 +40,7 @@ class SetUnits:
         rep, server, patchy_unit, set_name = t_rep[first], t_server[first], t_patchy[first], t_set[first]
         by_rep = np.argsort(rep, kind="stable")  # unit numbers in doc_id order
         self.rep, self.server, self.set_name = rep[by_rep], server[by_rep], set_name[by_rep]
+        self.server_rank = np.unique(self.server, return_inverse=True)[1].astype(np.int32)  # equal servers, as int32
         patchy_unit = patchy_unit[by_rep].astype(bool)
         # sets, numbered by name; each set's units by rep
         self.set_names = distinct(self.set_name)
@@ -64,45 +65,48 @@ class SetUnits:
         """Bits of a triple's left unit, gram and source."""
         return bits_for(len(self.left_unit)), bits_for(n_grams), bits_for(len(self.rep))
 
-    def triples(self, hit_lines: np.ndarray, hit_grams: np.ndarray) -> Iterator[tuple[np.ndarray, ...]]:
-        """(left unit, gram, source) for the hits (line, gram index) of some grams with all their
-        lines, in chunks of about :data:`CHUNK_TRIPLES`."""
+    def triple_keys(self, hit_lines: np.ndarray, hit_grams: np.ndarray, n_grams: int) -> Iterator[np.ndarray]:
+        """The triples of the hits (line, gram index below ``n_grams``) of some grams with all
+        their lines, each one number ``left unit | gram | source`` (:meth:`key_bits` wide), in
+        chunks of about :data:`CHUNK_TRIPLES`."""
+        _, gram_bits, source_bits = self.key_bits(n_grams)
         sets = self.line_set[hit_lines]
         known = sets >= 0
         set_bits = bits_for(len(self.set_names))
         pairs = distinct((hit_grams[known].astype(np.uint64) << np.uint64(set_bits)) | sets[known].astype(np.uint64))
-        gram, cset = (pairs >> np.uint64(set_bits)).astype(np.int64), (pairs & np.uint64((1 << set_bits) - 1)).astype(
-            np.int64)  # (gram, set holding it), by gram
+        gram = pairs >> np.uint64(set_bits)
+        cset = (pairs & np.uint64((1 << set_bits) - 1)).astype(np.intp)  # (gram, set holding it), by gram
         starts = run_starts(gram)
         n_sets = np.diff(np.r_[starts, len(gram)])
         lo, count = np.repeat(starts, n_sets), np.repeat(n_sets, n_sets)  # each pair's gram's candidates
         # a row per (gram, left unit of a set holding it)
         n_left = self.left_start[cset + 1] - self.left_start[cset]
-        left = self.left_by_set[np.repeat(self.left_start[cset], n_left) + _ranges(n_left)]
-        gram, lo, count = np.repeat(gram, n_left), np.repeat(lo, n_left), np.repeat(count, n_left)
+        left = self.left_by_set[_expand(self.left_start[cset], n_left)]
+        base = ((left.astype(np.uint64) << np.uint64(gram_bits + source_bits))
+                | (np.repeat(gram, n_left) << np.uint64(source_bits)))
+        left_server = self.server_rank[self.left_unit[left]]
+        lo, count = np.repeat(lo, n_left), np.repeat(count, n_left)
         cumulative = np.cumsum(count)
         done, begin = 0, 0
         while begin < len(left):
             end = max(int(np.searchsorted(cumulative, done + CHUNK_TRIPLES, side="right")), begin + 1)
-            yield self._sources(left[begin:end], gram[begin:end], lo[begin:end], count[begin:end], cset)
+            yield self._keys(base[begin:end], left_server[begin:end], lo[begin:end], count[begin:end], cset)
             done, begin = int(cumulative[end - 1]), end
 
-    def _sources(self, left, gram, lo, count, cset):
+    def _keys(self, base, left_server, lo, count, cset):
         """Each row's triple with each candidate: the candidate's first unit, or its second when
         the first is on the left unit's server (none if it has no second)."""
-        left, gram = np.repeat(left, count), np.repeat(gram, count)
-        candidate = cset[np.repeat(lo, count) + _ranges(count)]
+        candidate = cset[_expand(lo, count)]
         first = self.first[candidate]
-        same = self.server[first] == self.server[self.left_unit[left]]
-        source = np.where(same, self.second[candidate], first)
+        source = np.where(self.server_rank[first] == np.repeat(left_server, count), self.second[candidate], first)
         keep = source >= 0
-        return left[keep], gram[keep], source[keep]
+        return np.repeat(base, count)[keep] | source[keep].astype(np.uint64)
 
 
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    """0 .. n-1 for each n of ``counts``, one after another.
+def _expand(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """lo .. lo + n - 1 for each (lo, n), one after another.
 
-    >>> _ranges(np.array([2, 0, 3])).tolist()
-    [0, 1, 0, 1, 2]
+    >>> _expand(np.array([5, 9, 0]), np.array([2, 0, 3])).tolist()
+    [5, 6, 0, 1, 2]
     """
-    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
