@@ -129,7 +129,7 @@ def row_quilts(rows: GramRows, params: QuiltParams, folder: Path, *, buckets: in
     if sum(units.key_bits(n_patch_grams)) <= KEY_BITS:
         covers = packed_covers(units, hits, buckets, set_buckets, n_patch_grams, folder, spill_bytes)
     else:
-        covers = row_covers(units, hits, buckets, set_buckets, spill_bytes, skip_copied=params.c >= 2)
+        covers = row_covers(units, hits, buckets, set_buckets, folder, spill_bytes, skip_copied=params.c >= 2)
     quilted = known & patchy
     members = unit_members(docs[quilted], n_patch[quilted], n_grams[quilted], sets[quilted], servers[quilted])
     found: list[tuple[int, dict]] = []
@@ -159,7 +159,7 @@ def packed_covers(units: SetUnits, hits: BucketFiles, buckets: int, set_buckets:
     """(unit, greedy cover [(source doc, newly covered grams)]) of every left unit with triples:
     each triple one 64-bit number (left unit, gram, source) in the bucket of its left unit,
     a bucket's numbers sorted and covered together (:func:`~spamflow_quilt.lockstep.lockstep_covers`)."""
-    left_bits, gram_bits, source_bits = units.key_bits(n_patch_grams)
+    _, gram_bits, source_bits = units.key_bits(n_patch_grams)
     n_left = len(units.left_unit)
     triples = BucketFiles(folder, "triples", KEY_ROW, set_buckets)
     for bucket in range(buckets):
@@ -191,7 +191,7 @@ def split_by_unit(triples: BucketFiles, bucket: int, limit_bytes: int, folder: P
     if size <= limit_bytes:
         yield from (rows["key"] for rows in triples.take(bucket))
         return
-    parts = min(-(-size // limit_bytes), 4096)
+    parts = min(-(-size // limit_bytes), 256)  # files open at once
     split = BucketFiles(folder, f"split-{bucket}", KEY_ROW, parts)
     for rows in triples.take(bucket, chunk_rows=FLUSH_ROWS):
         split.append((rows["key"] >> np.uint64(unit_shift)) % np.uint64(parts), key=rows["key"])
@@ -200,13 +200,13 @@ def split_by_unit(triples: BucketFiles, bucket: int, limit_bytes: int, folder: P
         yield from (rows["key"] for rows in split.take(part))
 
 
-def row_covers(units: SetUnits, hits: BucketFiles, buckets: int, set_buckets: int, spill_bytes: int, *,
-               skip_copied: bool) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+def row_covers(units: SetUnits, hits: BucketFiles, buckets: int, set_buckets: int, folder: Path, spill_bytes: int,
+               *, skip_copied: bool) -> Iterator[tuple[int, list[tuple[int, int]]]]:
     """:func:`packed_covers` when a triple's indexes do not fit 64 bits: job (c)'s own
     functions on rows of doc ids (:func:`~spamflow_quilt.triples.iter_unit_triples`,
     :func:`~spamflow_quilt.cover.greedy_cover_arrays`), the triples in gram-set buckets."""
     table = units.table
-    triples = BucketFiles(hits.paths[0].parent, "triples", TRIPLE_ROW, set_buckets)
+    triples = BucketFiles(folder, "triples", TRIPLE_ROW, set_buckets)
     for bucket in range(buckets):
         for rows in hits.take(bucket):
             u_grams, reps, u_servers, u_patchy, u_sets = hits_of_units(
