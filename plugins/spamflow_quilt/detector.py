@@ -17,7 +17,7 @@ from spamflow.detector import Detector, StageContext, StageResult
 from spamflow.mr import run_job_compact, use_mapreduce
 from spamflow.parse.html_text import absolute_url
 from spamflow.per_host import HostFeature, PerHostTable
-from spamflow_quilt.direct import direct_quilts
+from spamflow_quilt.direct import page_quilts
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.mr_patch_fraction import MRPatchFraction
 from spamflow_quilt.mr_quilt_cover import MRQuiltCover
@@ -144,14 +144,16 @@ class QuiltDetector(Detector):
         counts: Counter[str] = Counter()
         quilts: list[dict] = []
         for snapshot in snapshots:
-            shingles, shingle_counts = shingled(pages_path, ctx.outdir / "work", params.k, snapshot,
-                                                ctx.settings.workers)
-            counts.update(shingle_counts)
             if use_mapreduce(params.engine, ctx.settings):
+                shingles, shingle_counts = shingled(pages_path, ctx.outdir / "work", params.k, snapshot,
+                                                    ctx.settings.workers)
                 found = find_quilts(shingles, shingles.parent, params, ctx.settings.runner, ctx.settings.runner_args)
                 counts["engine_mapreduce_snapshots"] += 1
-            else:
-                found = direct_quilts(shingles, params)
+            else:  # no shingle file: the grams go straight to the engine's bucket files
+                found, shingle_counts = page_quilts(pages_path, snapshot, params,
+                                                    ctx.outdir / "work" / snapshot / f"k{params.k}",
+                                                    workers=ctx.settings.workers)
+            counts.update(shingle_counts)
             for doc_id, cover in found:
                 quilts.append({"doc_id": doc_id, "snapshot": snapshot, **cover})
         self._attach_pages(pages, quilts)
