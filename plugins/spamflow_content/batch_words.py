@@ -40,6 +40,26 @@ class BatchWords:
         self.ids = np.asarray(encoded.indices, dtype=np.int64)
         self.distinct: pa.StringArray = encoded.dictionary
 
+    @classmethod
+    def from_ids(cls, ids: pa.ListArray, distinct: pa.StringArray) -> BatchWords:
+        """A batch encoded before, from per page the ids of its words among ``distinct``
+        (``content_ids``: the in-process stage's second pass reads them from disk rather than
+        encoding the words again).  ``lists`` then holds those ids, not words."""
+        words = cls.__new__(cls)
+        words.lists = filled_lists(ids)
+        words.n_pages = len(words.lists)
+        words.parent = np.asarray(pc.list_parent_indices(words.lists), dtype=np.int64)
+        words.ids = np.asarray(pc.list_flatten(words.lists), dtype=np.int64)
+        words.distinct = distinct
+        return words
+
+    def content_ids(self) -> pa.ListArray:
+        """Per page, the ids of its non-stop words in order (int32 lists): for ``from_ids``."""
+        keep = ~self.stop[self.ids]
+        per_page = np.bincount(self.parent[keep], minlength=self.n_pages)
+        offsets = np.concatenate(([0], np.cumsum(per_page))).astype(np.int32)
+        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(self.ids[keep].astype(np.int32)))
+
     def __len__(self) -> int:
         """Occurrences (all words of all pages)."""
         return len(self.ids)
@@ -61,6 +81,18 @@ class BatchWords:
     def ranks(self, ranked: pa.Array) -> np.ndarray:
         """Per occurrence, its word's position in ``ranked`` (distinct strings), -1 if absent."""
         return np.asarray(pc.index_in(self.distinct, value_set=ranked).fill_null(-1), dtype=np.int64)[self.ids]
+
+
+def counted_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_counts=True)`` of an int64 array, by a sort (``unique_sorted``)."""
+    ordered = np.sort(values)
+    if len(ordered) == 0:
+        return ordered, np.zeros(0, dtype=np.int64)
+    first = np.empty(len(ordered), dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return ordered[starts], np.diff(np.append(starts, len(ordered))).astype(np.int64)
 
 
 def unique_sorted(values: np.ndarray) -> np.ndarray:

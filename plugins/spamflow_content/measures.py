@@ -51,9 +51,22 @@ def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms,
     """The 24 measures of every page of ``batch``, as float64 arrays named as in ``MEASURES``;
     ``words``: the batch's words already encoded (the in-process stage encodes them once for
     the measures and the BM25 terms)."""
-    n_pages = batch.num_rows
     if words is None:
         words = BatchWords(batch.column("words"))
+    out = text_measures(batch, words, popular.query)
+    out.update(ranked_measures("corpus", words, popular.corpus))
+    return {name: out[name] for name in MEASURES}
+
+
+CORPUS_MEASURES: tuple[str, ...] = tuple(m for m in MEASURES if m.startswith("corpus_"))
+"""The measures that need the corpus's popular words: the in-process stage computes them in its
+second pass, every other measure in its first (``text_measures``)."""
+
+
+def text_measures(batch: pa.Table | pa.RecordBatch, words: BatchWords, query: list[str]) -> dict[str, np.ndarray]:
+    """Every measure but ``CORPUS_MEASURES``: those a page gives on its own, with the ranked
+    ``query`` terms (known before the corpus is read)."""
+    n_pages = batch.num_rows
     n_words = np.asarray(pc.list_value_length(words.lists), dtype=np.float64)
     out: dict[str, np.ndarray] = {"number_of_words": n_words}
 
@@ -65,15 +78,22 @@ def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms,
     html_bytes = np.asarray(batch.column("html_bytes").fill_null(0), dtype=np.float64)
     out["fraction_visible_text"] = _ratio(visible, html_bytes)
     out["compression_rate"] = _compression_rate(words.lists)
-
-    content_words = words.per_page(~words.stop)
-    for name, ranked in (("corpus", popular.corpus), ("query", popular.query)):
-        precision, recall = _precision_recall(words, ranked, content_words)
-        for k in TOP_K:
-            out[f"{name}_precision_{k}"] = precision[k]
-            out[f"{name}_recall_{k}"] = recall[k]
+    out.update(ranked_measures("query", words, query))
     out["trigram_entropy"], out["independent_trigram_likelihood"] = _trigram_measures(words, n_words)
-    return {name: out[name] for name in MEASURES}
+    return out
+
+
+def ranked_measures(name: str, words: BatchWords, ranked: list[str]) -> dict[str, np.ndarray]:
+    """``{name}_precision_{k}`` and ``{name}_recall_{k}`` of every page, for each k of ``TOP_K``,
+    against the ``ranked`` words (``corpus`` or ``query``).  ``words`` may hold only the
+    batch's non-stop occurrences (``BatchWords.content``): no ranked word is a stop word, and
+    the denominator counts non-stop words only, so the values are the same."""
+    precision, recall = _precision_recall(words, ranked, words.per_page(~words.stop))
+    out = {}
+    for k in TOP_K:
+        out[f"{name}_precision_{k}"] = precision[k]
+        out[f"{name}_recall_{k}"] = recall[k]
+    return out
 
 
 _ASCII_WORD_BYTE = np.array([48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 for c in range(256)])
