@@ -84,8 +84,10 @@ def test_trigrams_on_one_key_are_the_four_key_sort(seed):
     page = np.sort(rng.integers(0, 40, n))
     a, b, c = (rng.integers(0, 6, n) for _ in range(3))  # few words: many repeated trigrams
     one_key = _distinct_trigrams(page, a, b, c, 6)
-    four_keys = _distinct_trigrams(page, a, b, c, 2**21)  # 40 × (2^21)^3 > 2^63: the lexsort path
+    four_keys = _distinct_trigrams(page, a, b, c, 2**21)  # (2^21)^3 = 2^63 does not fit: the lexsort path
+    runs = _distinct_trigrams(page, a, b, c, 2**20)  # 2^60 a page: one key over runs of 7 pages
     assert one_key[0].tolist() == four_keys[0].tolist() and one_key[1].tolist() == four_keys[1].tolist()
+    assert one_key[0].tolist() == runs[0].tolist() and one_key[1].tolist() == runs[1].tolist()
     counts = Counter(zip(page.tolist(), a.tolist(), b.tolist(), c.tolist()))
     assert list(zip(one_key[0].tolist(), one_key[1].tolist())) == [(k[0], float(counts[k])) for k in sorted(counts)]
 

@@ -66,6 +66,8 @@ class CountSummary:
                                      "since": pa.array([], pa.int64())})]
             self._held_rows = 0
             return
+        if len(self._parts) == 1 and self._held_rows:  # merged, nothing added since
+            return
         held = self._parts[0].column("since").to_numpy() if self._held_rows else np.zeros(0, np.int64)
         parts = pa.concat_tables([p.select(["key", "n"]) for p in self._parts])
         self._parts, self._pending_rows = [], 0

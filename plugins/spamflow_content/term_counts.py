@@ -120,7 +120,7 @@ class Candidates:
         self.max_chunks = total_pages // CHUNK_PAGES + 1  # a chunk closes at CHUNK_PAGES pages or more
         self.lengths = np.zeros(n_docs, dtype=np.float64)
         self.terms: set[str] = set()
-        self._chunk: list[pa.Table] = []
+        self._chunk: list[TermPairs] = []
         self._pages = 0
 
     def add(self, n_pages: int, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> None:
@@ -130,7 +130,7 @@ class Candidates:
     def add_pairs(self, n_pages: int, pairs: TermPairs) -> None:
         """One batch of ``n_pages`` pages, as its distinct pairs."""
         self.lengths += pairs.lengths(len(self.lengths))
-        self._chunk.append(pa.table({"doc": pa.array(pairs.docs), "term": pairs.names.take(pa.array(pairs.terms))}))
+        self._chunk.append(pairs)
         self._pages += n_pages
         if self._pages >= CHUNK_PAGES:
             self._close()
@@ -138,12 +138,14 @@ class Candidates:
     def _close(self) -> None:
         if not self._chunk:
             return
-        chunk = pa.concat_tables(self._chunk)
-        self._chunk, self._pages = [], 0
-        terms = pc.dictionary_encode(chunk["term"].combine_chunks())
+        chunk, self._chunk, self._pages = self._chunk, [], 0
+        # each batch's terms encoded once among the chunk's (not each of its pairs' terms)
+        terms = pc.dictionary_encode(pa.concat_arrays([p.names for p in chunk]))
         ids = np.asarray(terms.indices, dtype=np.int64)
         width = np.int64(max(len(terms.dictionary), 1))
-        pairs = unique_sorted(np.asarray(chunk["doc"], dtype=np.int64) * width + ids)  # a document split over batches
+        starts = np.cumsum([0] + [len(p.names) for p in chunk])
+        keys = [p.docs * width + ids[start:start + len(p.names)][p.terms] for p, start in zip(chunk, starts)]
+        pairs = unique_sorted(np.concatenate(keys))  # a document split over batches counts once
         df = np.bincount(pairs % width, minlength=len(terms.dictionary))
         floor = self.min_df * int((self.lengths > 0).sum()) / self.max_chunks
         self.terms.update(terms.dictionary.filter(pa.array(df >= floor)).to_pylist())
