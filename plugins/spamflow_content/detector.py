@@ -22,7 +22,7 @@ from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_content import bm25, temporal
 from spamflow_content import mapreduce as mapreduce_jobs
-from spamflow_content.batch_words import BatchWords, filled_lists
+from spamflow_content.batch_words import WORDS_AS_READ, BatchWords, filled_lists
 from spamflow_content.corpus import CorpusStats, WordCounter, top_words
 from spamflow_content.host_features import host_features
 from spamflow_content.key_index import KeyIndex
@@ -115,10 +115,12 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
     n_sampled = len(sampled_ids)
     key_index = KeyIndex(pa.array(doc_keys, pa.string()))
     measured: list[pa.Table] = []
+    read = _words_as_read(pages)  # for the passes that encode the words
     if stats is None:
         with tempfile.TemporaryDirectory(prefix=".spill-", dir=outdir) as folder:
             spill = Spill(Path(folder))
-            popular, candidates = _first_pass(pages, sample_filter, n_sampled, key_index, query, kept, spill, progress)
+            popular, candidates = _first_pass(read, pages, sample_filter, n_sampled, key_index, query, kept, spill,
+                                              progress)
             pairs = PairCounter(candidates, len(doc_keys))
             del candidates
             for part in spill.read():
@@ -129,7 +131,7 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
     else:
         popular = PopularTerms(corpus=stats.corpus_words, query=query)
         pairs = PairCounter(sorted(kept.vocabulary or ()), len(doc_keys))
-        for table in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures",
+        for table in _batches(read, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures",
                               progress):
             encoded = BatchWords(table["words"])  # for the measures and the terms
             measured.append(measured_pages(table, popular, encoded))
@@ -146,15 +148,16 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
     return popular, term_counts, page_table, host_table
 
 
-def _first_pass(pages: ds.Dataset, sample_filter: pc.Expression, n_sampled: int, key_index: KeyIndex,
-                query: list[str], kept: KeptTerms, spill: Spill, progress: bool | None) -> tuple[
+def _first_pass(read: ds.Dataset, pages: ds.Dataset, sample_filter: pc.Expression, n_sampled: int,
+                key_index: KeyIndex, query: list[str], kept: KeptTerms, spill: Spill, progress: bool | None) -> tuple[
                     PopularTerms, list[str]]:
-    """The popular words and the candidate terms (``term_counts.Candidates``), each batch's
-    words encoded and stemmed once: its measures but the corpus ones, its non-stop word ids
-    and its (document, term) pairs go to ``spill`` for the second pass."""
+    """The popular words and the candidate terms (``term_counts.Candidates``), each batch of
+    ``read`` (the pages, words as read: ``_words_as_read``) encoded and stemmed once: its
+    measures but the corpus ones, its non-stop word ids and its (document, term) pairs go to
+    ``spill`` for the second pass.  A recount, if the word counter needs one, reads ``pages``."""
     words = WordCounter()
     candidates = Candidates(kept.min_df, len(key_index), n_sampled)
-    for table in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: words and measures",
+    for table in _batches(read, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: words and measures",
                           progress):
         encoded = BatchWords(table["words"])  # one lookup per distinct word for the counts, measures and terms
         words.add(encoded)
@@ -258,6 +261,22 @@ def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progres
     counts["links"] = total
     return table.append_column("sampled", pa.array(sampled)).append_column(
         "is_home", pa.array(is_home)).append_column("is_max_linked", pa.array(is_max))
+
+
+def _words_as_read(pages: ds.Dataset) -> ds.Dataset:
+    """``pages`` with their words read dictionary-encoded (``batch_words.WORDS_AS_READ``: the
+    encoding each batch needs, mostly from the files' own dictionaries), when they are Parquet
+    files with a ``words`` list of strings; else ``pages`` as they are."""
+    if not isinstance(pages, ds.FileSystemDataset) or not isinstance(pages.format, ds.ParquetFileFormat):
+        return pages
+    at = pages.schema.get_field_index("words")
+    field = pages.schema.field(at) if at >= 0 else None
+    if field is None or not pa.types.is_list(field.type) or not pa.types.is_string(field.type.value_type):
+        return pages
+    words = field.with_type(pa.list_(field.type.value_field.with_type(pa.dictionary(pa.int32(), pa.string()))))
+    options = ds.ParquetReadOptions(dictionary_columns={WORDS_AS_READ})
+    return ds.dataset(pages.files, schema=pages.schema.set(at, words), filesystem=pages.filesystem,
+                      format=ds.ParquetFileFormat(read_options=options))
 
 
 def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | None, total: int, desc: str,
