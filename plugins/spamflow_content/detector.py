@@ -126,8 +126,8 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
             for part in spill.read():
                 words = BatchWords.from_ids(part["pages"].column("content_ids"), part["distinct"].column("word"))
                 measured.append(with_corpus_measures(part["pages"], words, popular.corpus))
-                spilled = [np.asarray(part["pairs"].column(c), dtype=np.int64) for c in ("doc", "term", "n")]
-                pairs.add_pairs(TermPairs(*spilled, names=part["terms"].column("term")))
+                docs, terms, n = (np.asarray(part["pairs"].column(c), dtype=np.int64) for c in ("doc", "term", "n"))
+                pairs.add_pairs(TermPairs(docs, terms, n, part["terms"].column("term")))
     else:
         popular = PopularTerms(corpus=stats.corpus_words, query=query)
         pairs = PairCounter(sorted(kept.vocabulary or ()), len(doc_keys))
