@@ -124,7 +124,7 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
             pairs = PairCounter(candidates, len(doc_keys))
             del candidates
             for part in spill.read():
-                words = BatchWords.from_ids(part["pages"].column("content_ids"), part["distinct"].column("word"))
+                words = BatchWords.from_ids(part["words"].column("ids"), part["distinct"].column("word"))
                 measured.append(with_corpus_measures(part["pages"], words, popular.corpus))
                 docs, terms, n = (np.asarray(part["pairs"].column(c), dtype=np.int64) for c in ("doc", "term", "n"))
                 pairs.add_pairs(TermPairs(docs, terms, n, part["terms"].column("term")))
@@ -164,7 +164,9 @@ def _first_pass(read: ds.Dataset, pages: ds.Dataset, sample_filter: pc.Expressio
         pairs = TermPairs.of(*bm25.term_occurrences(encoded, key_index.positions(page_doc_keys(table))))
         candidates.add_pairs(table.num_rows, pairs)
         measured = text_measured_pages(table, encoded, query)
-        spill.write(pages=measured.append_column("content_ids", encoded.content_ids()),
+        # each kind its own stream: an array read back keeps its whole record batch alive, and the
+        # page rows are kept to the end, the word ids (~2 KB a page) only for their batch
+        spill.write(pages=measured, words=pa.table({"ids": encoded.content_ids()}),
                     distinct=pa.table({"word": encoded.distinct}),
                     pairs=pa.table({"doc": pairs.docs.astype(np.int32), "term": pairs.terms.astype(np.int32),
                                     "n": pairs.counts.astype(np.int32)}),
