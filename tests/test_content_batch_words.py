@@ -84,8 +84,10 @@ def test_trigrams_on_one_key_are_the_four_key_sort(seed):
     page = np.sort(rng.integers(0, 40, n))
     a, b, c = (rng.integers(0, 6, n) for _ in range(3))  # few words: many repeated trigrams
     one_key = _distinct_trigrams(page, a, b, c, 6)
-    four_keys = _distinct_trigrams(page, a, b, c, 2**21)  # 40 × (2^21)^3 > 2^63: the lexsort path
+    four_keys = _distinct_trigrams(page, a, b, c, 2**21)  # (2^21)^3 = 2^63 does not fit: the lexsort path
+    runs = _distinct_trigrams(page, a, b, c, 2**20)  # 2^60 a page: one key over runs of 7 pages
     assert one_key[0].tolist() == four_keys[0].tolist() and one_key[1].tolist() == four_keys[1].tolist()
+    assert one_key[0].tolist() == runs[0].tolist() and one_key[1].tolist() == runs[1].tolist()
     counts = Counter(zip(page.tolist(), a.tolist(), b.tolist(), c.tolist()))
     assert list(zip(one_key[0].tolist(), one_key[1].tolist())) == [(k[0], float(counts[k])) for k in sorted(counts)]
 
@@ -94,3 +96,31 @@ def test_unique_sorted_is_np_unique():
     rng = np.random.default_rng(9)
     for values in (rng.integers(-50, 50, 1000), np.zeros(0, np.int64), np.array([7]), rng.integers(0, 2**40, 300)):
         assert unique_sorted(values.astype(np.int64)).tolist() == np.unique(values).tolist()
+
+
+@pytest.mark.parametrize("keep", [None, "some"])
+def test_words_read_dictionary_encoded_give_the_encoding_of_the_strings(tmp_path, keep):
+    """``BatchWords`` of the words as the stage reads them (Parquet dictionaries, several row
+    groups and files in a batch, pages filtered out or not, null and empty pages) against
+    ``pc.dictionary_encode`` of the same words read as strings."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    from spamflow_content.detector import _batches, _words_as_read
+
+    for part in range(3):
+        lists = _lists(10 + part, pages=90)
+        table = pa.table({"doc_id": pa.array(range(part * 90, part * 90 + 90), pa.int64()), "words": lists})
+        pq.write_table(table, tmp_path / f"part-{part:05d}.parquet", row_group_size=25)
+    plain = ds.dataset(tmp_path, format="parquet")
+    read = _words_as_read(plain)
+    assert pa.types.is_dictionary(read.schema.field("words").type.value_type)
+    filter_ = None if keep is None else pc.field("doc_id").isin(pa.array(range(1, 270, 3), pa.int64()))
+    got = list(_batches(read, ["words"], filter_, 0, "", False))
+    want = list(_batches(plain, ["words"], filter_, 0, "", False))
+    assert len(got) == len(want) > 0
+    for a, b in zip(got, want):
+        x, y = BatchWords(a["words"]), BatchWords(b["words"])
+        encoded = pc.dictionary_encode(pc.list_flatten(y.lists))
+        assert x.distinct.equals(encoded.dictionary) and x.ids.tolist() == encoded.indices.to_pylist()
+        assert x.lists.equals(y.lists) and x.parent.tolist() == y.parent.tolist()

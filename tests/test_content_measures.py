@@ -164,3 +164,34 @@ def test_corpus_words_are_ranked_by_occurrences_without_stop_words(tmp_path):
         for k in TOP_K:
             assert got[row["url"]][f"corpus_precision_{k}"] == pytest.approx(ref[f"precision_{k}"])
             assert got[row["url"]][f"corpus_recall_{k}"] == pytest.approx(ref[f"recall_{k}"])
+
+
+def test_corpus_measures_from_the_spilled_non_stop_word_ids_are_the_definitions():
+    """The in-process stage's second pass: the corpus measures from each page's non-stop word
+    ids and the batch's distinct words (``BatchWords.content_ids``, ``from_ids``), added to the
+    first pass's other measures, against the plain-Python definitions."""
+    from spamflow_content.batch_words import BatchWords
+    from spamflow_content.page_batch import MEASURED_SCHEMA, text_measured_pages, with_corpus_measures
+
+    rng = np.random.default_rng(11)
+    vocab = [f"t{i}" for i in range(1500)] + ["the", "and", "of", "is"]
+    pages = [[vocab[int(j)] for j in rng.zipf(1.3, size=int(rng.integers(0, 300))) % len(vocab)] for _ in range(30)]
+    pages[2] = ["the", "and", "of"]  # only stop words
+    pages[5] = []
+    ranked_corpus = [w for w, _ in Counter(w for p in pages for w in p if w not in STOP_WORDS).most_common()]
+    rows = [page_row(f"http://h{i}.example/", p) for i, p in enumerate(pages)]
+    rows[7]["words"] = None  # a page without words
+    table = _table(rows)
+    words = BatchWords(table["words"])
+    first = text_measured_pages(table, words, ["t3", "t1"])
+    again = BatchWords.from_ids(words.content_ids(), words.distinct)
+    got = with_corpus_measures(first, again, ranked_corpus)
+    assert got.schema.equals(MEASURED_SCHEMA)
+    whole = page_measures(table, PopularTerms(ranked_corpus, ["t3", "t1"]), words)
+    for name in MEASURES:
+        assert got[name].to_pylist() == whole[name].tolist(), name
+    for i, page in enumerate(pages):
+        ref = _reference(page if rows[i]["words"] is not None else [], ranked_corpus)
+        for k in TOP_K:
+            assert got[f"corpus_precision_{k}"][i].as_py() == pytest.approx(ref[f"precision_{k}"])
+            assert got[f"corpus_recall_{k}"][i].as_py() == pytest.approx(ref[f"recall_{k}"])

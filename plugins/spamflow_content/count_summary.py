@@ -33,8 +33,10 @@ import pyarrow.compute as pc
 class CountSummary:
     """``key``, ``n`` counts summed over the batches added, cut to ``capacity`` keys (None:
     never cut, exact).  Holds the summary and the batches since its last merge: a merge runs
-    when they reach the summary's size (at least 2^20 rows, at most ``capacity``), so the work
-    is linear in the rows added and the memory within ~2 × capacity rows."""
+    when they reach twice the summary's size (at least 2^21 rows, at most 2 × ``capacity``), so
+    the work is linear in the rows added (each merge hashes the held keys again: once as many
+    pending rows as held hashed ~2 rows an added row, twice ~1.5) and the memory within
+    ~3 × capacity rows."""
 
     def __init__(self, capacity: int | None) -> None:
         self.capacity = capacity
@@ -48,9 +50,9 @@ class CountSummary:
         part = pa.table({"key": keys, "n": pa.array(np.asarray(counts, dtype=np.int64))})
         self._parts.append(part)
         self._pending_rows += part.num_rows
-        bound = max(self._parts[0].num_rows, 1 << 20)
+        bound = max(2 * self._parts[0].num_rows, 1 << 21)
         if self.capacity is not None:
-            bound = min(bound, max(self.capacity, 1))
+            bound = min(bound, 2 * max(self.capacity, 1))
         if self._pending_rows >= bound and len(self._parts) > 1:
             self._merge()
 
@@ -65,6 +67,8 @@ class CountSummary:
             self._parts = [pa.table({"key": pa.array([], pa.string()), "n": pa.array([], pa.int64()),
                                      "since": pa.array([], pa.int64())})]
             self._held_rows = 0
+            return
+        if len(self._parts) == 1 and self._held_rows:  # merged, nothing added since
             return
         held = self._parts[0].column("since").to_numpy() if self._held_rows else np.zeros(0, np.int64)
         parts = pa.concat_tables([p.select(["key", "n"]) for p in self._parts])

@@ -4,6 +4,7 @@ features, and save the corpus statistics for incremental scoring."""
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,16 +22,24 @@ from spamflow.per_host import PerHostTable
 from spamflow.progress import progress_bar
 from spamflow_content import bm25, temporal
 from spamflow_content import mapreduce as mapreduce_jobs
-from spamflow_content.batch_words import BatchWords, filled_lists
+from spamflow_content.batch_words import WORDS_AS_READ, BatchWords, filled_lists
 from spamflow_content.corpus import CorpusStats, WordCounter, top_words
 from spamflow_content.host_features import host_features
 from spamflow_content.key_index import KeyIndex
 from spamflow_content.measures import TOP_K, PopularTerms
-from spamflow_content.page_batch import BATCH_ROWS, MEASURED_COLUMNS, MEASURED_SCHEMA, measured_pages
+from spamflow_content.page_batch import (
+    BATCH_ROWS,
+    MEASURED_COLUMNS,
+    MEASURED_SCHEMA,
+    measured_pages,
+    text_measured_pages,
+    with_corpus_measures,
+)
 from spamflow_content.page_batch import doc_keys as page_doc_keys
 from spamflow_content.params import ContentParams
 from spamflow_content.sampling import choose_sample, home_rank, in_degrees, normal_url
-from spamflow_content.term_counts import Candidates, KeptTerms, PairCounter, TermCounts
+from spamflow_content.spill import Spill
+from spamflow_content.term_counts import Candidates, KeptTerms, PairCounter, TermCounts, TermPairs
 from spamflow_content.text import load_query_terms
 
 
@@ -70,7 +79,7 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
 
     kept = KeptTerms(params.min_df, params.max_df, None if stats is None else frozenset(stats.vocabulary))
     if mapreduce is None:
-        popular, term_counts, page_table, host_table = _in_memory(pages, index, doc_keys, stats, query, kept,
+        popular, term_counts, page_table, host_table = _in_memory(pages, index, doc_keys, stats, query, kept, outdir,
                                                                   progress)
     else:
         work = outdir / "work"
@@ -93,44 +102,41 @@ def featurise(pages: ds.Dataset, outdir: Path, params: ContentParams, stats: Cor
 
 
 def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: CorpusStats | None,
-               query: list[str], kept: KeptTerms, progress: bool | None) -> tuple[
+               query: list[str], kept: KeptTerms, outdir: Path, progress: bool | None) -> tuple[
                    PopularTerms, TermCounts, pa.Table, pa.Table]:
     """The in-process engine: popular words, the documents × terms counts of the ``kept``
-    terms and the page and host tables, streaming the sampled pages in batches: a first pass
-    for the popular words and the candidate terms (``term_counts``), a second for the page
-    measures and the candidates' counts."""
+    terms and the page and host tables, streaming the sampled pages in batches.  Without
+    saved statistics, two passes: the first reads the pages for the popular words, the
+    candidate terms and the measures that need no corpus list, and spills each batch's
+    results to disk (``spill.py``, under ``outdir``, removed at the end); the second reads the
+    spill back for the corpus measures and the candidates' counts.  With them, one pass."""
     sampled_ids = pa.array(index["doc_id"].filter(index["sampled"]), pa.int64())
     sample_filter = pc.field("doc_id").isin(sampled_ids)
     n_sampled = len(sampled_ids)
     key_index = KeyIndex(pa.array(doc_keys, pa.string()))
+    measured: list[pa.Table] = []
+    read = _words_as_read(pages)  # for the passes that encode the words
     if stats is None:
-        words = WordCounter()
-        candidates = Candidates(kept.min_df, len(doc_keys), n_sampled)
-        for table in _batches(pages, ["snapshot", "host", "words"], sample_filter, n_sampled, "content: corpus words",
-                              progress):
-            encoded = BatchWords(table["words"])  # one lookup per distinct word for both counts
-            words.add(encoded)
-            doc = key_index.positions(page_doc_keys(table))
-            candidates.add(table.num_rows, *bm25.term_occurrences(encoded, doc))
-        def words_again():  # only when the corpus outgrew the counter (corpus.WORD_CAPACITY words)
-            for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words, recount",
-                                  progress):
-                yield pc.list_flatten(filled_lists(batch.column("words")))
-
-        popular = PopularTerms(corpus=words.top(max(TOP_K), again=words_again), query=query)
-        del words
-        pairs = PairCounter(candidates.names(), len(doc_keys))
-        del candidates
+        with tempfile.TemporaryDirectory(prefix=".spill-", dir=outdir) as folder:
+            spill = Spill(Path(folder))
+            popular, candidates = _first_pass(read, pages, sample_filter, n_sampled, key_index, query, kept, spill,
+                                              progress)
+            pairs = PairCounter(candidates, len(doc_keys))
+            del candidates
+            for part in spill.read():
+                words = BatchWords.from_ids(part["words"].column("ids"), part["distinct"].column("word"))
+                measured.append(with_corpus_measures(part["pages"], words, popular.corpus))
+                docs, terms, n = (np.asarray(part["pairs"].column(c), dtype=np.int64) for c in ("doc", "term", "n"))
+                pairs.add_pairs(TermPairs(docs, terms, n, part["terms"].column("term")))
     else:
         popular = PopularTerms(corpus=stats.corpus_words, query=query)
         pairs = PairCounter(sorted(kept.vocabulary or ()), len(doc_keys))
-
-    measured: list[pa.Table] = []
-    for table in _batches(pages, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures", progress):
-        encoded = BatchWords(table["words"])  # for the measures and the terms
-        measured.append(measured_pages(table, popular, encoded))
-        doc = key_index.positions(page_doc_keys(table))
-        pairs.add(*bm25.term_occurrences(encoded, doc))
+        for table in _batches(read, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: measures",
+                              progress):
+            encoded = BatchWords(table["words"])  # for the measures and the terms
+            measured.append(measured_pages(table, popular, encoded))
+            doc = key_index.positions(page_doc_keys(table))
+            pairs.add(*bm25.term_occurrences(encoded, doc))
     term_counts = pairs.term_counts(kept)  # before the page table: their peaks need not add up
     del pairs
     flags = pa.table({"doc_id": index["doc_id"], "is_home": index["is_home"], "is_max_linked": index["is_max_linked"]})
@@ -140,6 +146,37 @@ def _in_memory(pages: ds.Dataset, index: pa.Table, doc_keys: list[str], stats: C
         ["snapshot", "host", "pages"])
     host_table = host_features(page_table, page_counts)
     return popular, term_counts, page_table, host_table
+
+
+def _first_pass(read: ds.Dataset, pages: ds.Dataset, sample_filter: pc.Expression, n_sampled: int,
+                key_index: KeyIndex, query: list[str], kept: KeptTerms, spill: Spill, progress: bool | None) -> tuple[
+                    PopularTerms, list[str]]:
+    """The popular words and the candidate terms (``term_counts.Candidates``), each batch of
+    ``read`` (the pages, words as read: ``_words_as_read``) encoded and stemmed once: its
+    measures but the corpus ones, its non-stop word ids and its (document, term) pairs go to
+    ``spill`` for the second pass.  A recount, if the word counter needs one, reads ``pages``."""
+    words = WordCounter()
+    candidates = Candidates(kept.min_df, len(key_index), n_sampled)
+    for table in _batches(read, list(MEASURED_COLUMNS), sample_filter, n_sampled, "content: words and measures",
+                          progress):
+        encoded = BatchWords(table["words"])  # one lookup per distinct word for the counts, measures and terms
+        words.add(encoded)
+        pairs = TermPairs.of(*bm25.term_occurrences(encoded, key_index.positions(page_doc_keys(table))))
+        candidates.add_pairs(table.num_rows, pairs)
+        measured = text_measured_pages(table, encoded, query)
+        # each kind its own stream: an array read back keeps its whole record batch alive, and the
+        # page rows are kept to the end, the word ids (~2 KB a page) only for their batch
+        spill.write(pages=measured, words=pa.table({"ids": encoded.content_ids()}),
+                    distinct=pa.table({"word": encoded.distinct}),
+                    pairs=pa.table({"doc": pairs.docs.astype(np.int32), "term": pairs.terms.astype(np.int32),
+                                    "n": pairs.counts.astype(np.int32)}),
+                    terms=pa.table({"term": pairs.names}))
+
+    def words_again():  # only when the corpus outgrew the counter (corpus.WORD_CAPACITY words)
+        for batch in _batches(pages, ["words"], sample_filter, n_sampled, "content: corpus words, recount", progress):
+            yield pc.list_flatten(filled_lists(batch.column("words")))
+
+    return PopularTerms(corpus=words.top(max(TOP_K), again=words_again), query=query), candidates.names()
 
 
 def _write_bm25(term_counts: TermCounts, hosts: list[str], snapshots: list[str],
@@ -210,14 +247,23 @@ def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progres
     page_index = KeyIndex(keys)
     degree = np.zeros(len(keys), dtype=np.int64)
     total = 0
+    pending: list[tuple[pa.Array, np.ndarray]] = []  # links gathered until as many as the pages: then
+    held = 0  # KeyIndex looks them up in Arrow, not one by one in Python (~1 s at 10^5 pages)
     for batch in _batches(pages, ["doc_id", "snapshot", "links"], None, counts["pages"], "content: links", progress):
         links = filled_lists(batch.column("links"))
         parent = np.asarray(pc.list_parent_indices(links), dtype=np.int64)
         source = position.positions(batch.column("doc_id"))
         targets = pc.struct_field(pc.list_flatten(links), "url").fill_null("")
         link_keys = pc.binary_join_element_wise(batch.column("snapshot").take(pa.array(parent)), targets, "\t")
-        degree += in_degrees(page_index, [(link_keys, source[parent])])
+        pending.append((link_keys.combine_chunks() if isinstance(link_keys, pa.ChunkedArray) else link_keys,
+                        source[parent]))
+        held += len(link_keys)
         total += len(link_keys)
+        if held >= len(page_index):
+            degree += in_degrees(page_index, [_joined(pending)])
+            pending, held = [], 0
+    if pending:
+        degree += in_degrees(page_index, [_joined(pending)])
     group_keys = pc.binary_join_element_wise(table["snapshot"], table["host"], "\t").combine_chunks()
     groups = np.asarray(pc.dictionary_encode(group_keys).indices, dtype=np.int64)
     home = np.array([home_rank(u) for u in urls], dtype=np.int64) * 100_000 + np.minimum(
@@ -226,6 +272,27 @@ def _page_index(pages: ds.Dataset, max_pages: int, counts: Counter[str], progres
     counts["links"] = total
     return table.append_column("sampled", pa.array(sampled)).append_column(
         "is_home", pa.array(is_home)).append_column("is_max_linked", pa.array(is_max))
+
+
+def _joined(links: list[tuple[pa.Array, np.ndarray]]) -> tuple[pa.Array, np.ndarray]:
+    """Batches of (link keys, linking page) as one."""
+    return pa.concat_arrays([k for k, _ in links]), np.concatenate([s for _, s in links])
+
+
+def _words_as_read(pages: ds.Dataset) -> ds.Dataset:
+    """``pages`` with their words read dictionary-encoded (``batch_words.WORDS_AS_READ``: the
+    encoding each batch needs, mostly from the files' own dictionaries), when they are Parquet
+    files with a ``words`` list of strings; else ``pages`` as they are."""
+    if not isinstance(pages, ds.FileSystemDataset) or not isinstance(pages.format, ds.ParquetFileFormat):
+        return pages
+    at = pages.schema.get_field_index("words")
+    field = pages.schema.field(at) if at >= 0 else None
+    if field is None or not pa.types.is_list(field.type) or not pa.types.is_string(field.type.value_type):
+        return pages
+    words = field.with_type(pa.list_(field.type.value_field.with_type(pa.dictionary(pa.int32(), pa.string()))))
+    options = ds.ParquetReadOptions(dictionary_columns={WORDS_AS_READ})
+    return ds.dataset(pages.files, schema=pages.schema.set(at, words), filesystem=pages.filesystem,
+                      format=ds.ParquetFileFormat(read_options=options))
 
 
 def _batches(pages: ds.Dataset, columns: list[str], filter_: pc.Expression | None, total: int, desc: str,

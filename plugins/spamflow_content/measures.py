@@ -51,9 +51,22 @@ def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms,
     """The 24 measures of every page of ``batch``, as float64 arrays named as in ``MEASURES``;
     ``words``: the batch's words already encoded (the in-process stage encodes them once for
     the measures and the BM25 terms)."""
-    n_pages = batch.num_rows
     if words is None:
         words = BatchWords(batch.column("words"))
+    out = text_measures(batch, words, popular.query)
+    out.update(ranked_measures("corpus", words, popular.corpus))
+    return {name: out[name] for name in MEASURES}
+
+
+CORPUS_MEASURES: tuple[str, ...] = tuple(m for m in MEASURES if m.startswith("corpus_"))
+"""The measures that need the corpus's popular words: the in-process stage computes them in its
+second pass, every other measure in its first (``text_measures``)."""
+
+
+def text_measures(batch: pa.Table | pa.RecordBatch, words: BatchWords, query: list[str]) -> dict[str, np.ndarray]:
+    """Every measure but ``CORPUS_MEASURES``: those a page gives on its own, with the ranked
+    ``query`` terms (known before the corpus is read)."""
+    n_pages = batch.num_rows
     n_words = np.asarray(pc.list_value_length(words.lists), dtype=np.float64)
     out: dict[str, np.ndarray] = {"number_of_words": n_words}
 
@@ -65,15 +78,22 @@ def page_measures(batch: pa.Table | pa.RecordBatch, popular: PopularTerms,
     html_bytes = np.asarray(batch.column("html_bytes").fill_null(0), dtype=np.float64)
     out["fraction_visible_text"] = _ratio(visible, html_bytes)
     out["compression_rate"] = _compression_rate(words.lists)
-
-    content_words = words.per_page(~words.stop)
-    for name, ranked in (("corpus", popular.corpus), ("query", popular.query)):
-        precision, recall = _precision_recall(words, ranked, content_words)
-        for k in TOP_K:
-            out[f"{name}_precision_{k}"] = precision[k]
-            out[f"{name}_recall_{k}"] = recall[k]
+    out.update(ranked_measures("query", words, query))
     out["trigram_entropy"], out["independent_trigram_likelihood"] = _trigram_measures(words, n_words)
-    return {name: out[name] for name in MEASURES}
+    return out
+
+
+def ranked_measures(name: str, words: BatchWords, ranked: list[str]) -> dict[str, np.ndarray]:
+    """``{name}_precision_{k}`` and ``{name}_recall_{k}`` of every page, for each k of ``TOP_K``,
+    against the ``ranked`` words (``corpus`` or ``query``).  ``words`` may hold only the
+    batch's non-stop occurrences (``BatchWords.content``): no ranked word is a stop word, and
+    the denominator counts non-stop words only, so the values are the same."""
+    precision, recall = _precision_recall(words, ranked, words.per_page(~words.stop))
+    out = {}
+    for k in TOP_K:
+        out[f"{name}_precision_{k}"] = precision[k]
+        out[f"{name}_recall_{k}"] = recall[k]
+    return out
 
 
 _ASCII_WORD_BYTE = np.array([48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 for c in range(256)])
@@ -178,17 +198,38 @@ def _trigram_measures(words: BatchWords, n_words: np.ndarray) -> tuple[np.ndarra
 def _distinct_trigrams(page: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
                        n_distinct: int) -> tuple[np.ndarray, np.ndarray]:
     """The page and the occurrences (float64) of each distinct (page, a, b, c), in that sort
-    order.  One int64 key per trigram sorted once where page × words³ fits in it (every batch
-    of the stage's size but one with over ~160,000 distinct words), else a sort on four keys:
-    the same order, the four-key sort ~4× slower."""
+    order.  One int64 key per trigram, page × words³ + ..., sorted once: over runs of pages
+    few enough for the key to fit (a batch of 2,048 pages with over ~165,000 distinct words, a
+    third of the stage's batches, takes two), each run's pages counted from its first; a sort
+    on four keys (~4× slower, the same order) only when words³ alone does not fit."""
     width = max(n_distinct, 1)
-    if (int(page[-1]) + 1) * width ** 3 < 2 ** 63:  # pages ascend, so the last is the largest
-        key = ((page * width + a) * width + b) * width + c
+    cube = width ** 3
+    run = (2 ** 63 - 1) // cube  # pages a key can tell apart
+    if run == 0:
+        return _distinct_trigrams_lexsort(page, a, b, c)
+    last = int(page[-1]) if len(page) else 0  # pages ascend
+    pages_out, counts_out = [], []
+    for low in range(0, last + 1, run):
+        lo, hi = np.searchsorted(page, [low, low + run])
+        if lo == hi:
+            continue
+        key = (((page[lo:hi] - low) * width + a[lo:hi]) * width + b[lo:hi]) * width + c[lo:hi]
         key.sort()
         new = np.ones(len(key), dtype=bool)
         new[1:] = key[1:] != key[:-1]
         first = np.flatnonzero(new)
-        return key[first] // width ** 3, np.diff(np.append(first, len(key))).astype(np.float64)
+        pages_out.append(key[first] // cube + low)
+        counts_out.append(np.diff(np.append(first, len(key))).astype(np.float64))
+    if len(pages_out) == 1:
+        return pages_out[0], counts_out[0]
+    if not pages_out:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    return np.concatenate(pages_out), np.concatenate(counts_out)
+
+
+def _distinct_trigrams_lexsort(page: np.ndarray, a: np.ndarray, b: np.ndarray,
+                               c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_distinct_trigrams`` by a sort on four keys, for vocabularies too large for one."""
     order = np.lexsort((c, b, a, page))
     page, a, b, c = page[order], a[order], b[order], c[order]
     new = np.ones(len(page), dtype=bool)

@@ -20,7 +20,15 @@ import pyarrow.parquet as pq
 from spamflow_content import bm25
 from spamflow_content.batch_words import BatchWords
 from spamflow_content.key_index import KeyIndex
-from spamflow_content.measures import MEASURES, PAGE_COLUMNS, PopularTerms, page_measures
+from spamflow_content.measures import (
+    CORPUS_MEASURES,
+    MEASURES,
+    PAGE_COLUMNS,
+    PopularTerms,
+    page_measures,
+    ranked_measures,
+    text_measures,
+)
 
 BATCH_ROWS = 2048
 """Pages per batch, on both engines."""
@@ -31,6 +39,9 @@ MEASURED_COLUMNS = ("doc_id", "snapshot", "host", "url", *PAGE_COLUMNS)
 MEASURED_SCHEMA = pa.schema([("snapshot", pa.string()), ("host", pa.string()), ("doc_id", pa.int64()),
                              ("url", pa.string()), *((m, pa.float64()) for m in MEASURES)])
 """A row per page: its keys and the 24 measures."""
+
+TEXT_MEASURED_SCHEMA = pa.schema([f for f in MEASURED_SCHEMA if f.name not in CORPUS_MEASURES])
+"""``MEASURED_SCHEMA`` without the measures that need the corpus's popular words."""
 
 PAGE_SCHEMA = MEASURED_SCHEMA.append(pa.field("is_home", pa.bool_())).append(pa.field("is_max_linked", pa.bool_()))
 """The stage's ``pages.parquet``: the measured rows with the page's sampling flags."""
@@ -47,6 +58,23 @@ def measured_pages(table: pa.Table, popular: PopularTerms, words: BatchWords | N
     values = page_measures(table, popular, words)
     return pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
                      "url": table["url"], **{m: values[m] for m in MEASURES}}, schema=MEASURED_SCHEMA)
+
+
+def text_measured_pages(table: pa.Table, words: BatchWords, query: list[str]) -> pa.Table:
+    """``measured_pages`` without the ``CORPUS_MEASURES`` (``TEXT_MEASURED_SCHEMA``): what the
+    in-process stage's first pass can measure before the corpus's popular words are known."""
+    values = text_measures(table, words, query)
+    return pa.table({"snapshot": table["snapshot"], "host": table["host"], "doc_id": table["doc_id"],
+                     "url": table["url"], **{m: values[m] for m in TEXT_MEASURED_SCHEMA.names[4:]}},
+                    schema=TEXT_MEASURED_SCHEMA)
+
+
+def with_corpus_measures(measured: pa.Table | pa.RecordBatch, words: BatchWords, corpus: list[str]) -> pa.Table:
+    """A ``text_measured_pages`` table with the ``CORPUS_MEASURES`` added (``MEASURED_SCHEMA``):
+    ``words`` the same pages' words (their non-stop occurrences suffice)."""
+    values = ranked_measures("corpus", words, corpus)
+    return pa.table({name: values[name] if name in values else measured.column(name)
+                     for name in MEASURED_SCHEMA.names}, schema=MEASURED_SCHEMA)
 
 
 def named_term_counts(table: pa.Table, words: BatchWords | None = None) -> Iterator[tuple[str, str, int]]:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from spamflow_content.batch_words import unique_sorted
+from spamflow_content.batch_words import counted_sorted, unique_sorted
 from spamflow_content.bm25 import eligible
 from spamflow_content.count_summary import CountSummary
 from spamflow_content.key_index import KeyIndex
@@ -85,6 +85,30 @@ class TermCounts:
         return self._column.get(term)
 
 
+@dataclass(frozen=True)
+class TermPairs:
+    """One batch's distinct (document, term) pairs and their occurrences, sorted by document
+    then term; terms numbered among ``names``, the batch's own (``bm25.term_occurrences``).
+    Both passes count from these, so the second can read them from disk instead of stemming
+    the batch again."""
+
+    docs: np.ndarray
+    terms: np.ndarray
+    counts: np.ndarray
+    names: pa.Array
+
+    @classmethod
+    def of(cls, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> TermPairs:
+        """From the occurrences ``bm25.term_occurrences`` gives."""
+        width = np.int64(max(len(names), 1))
+        keys, counts = counted_sorted(docs * width + terms)
+        return cls(keys // width, keys % width, counts, names)
+
+    def lengths(self, n_docs: int) -> np.ndarray:
+        """Per document, its occurrences in the batch (float64)."""
+        return np.bincount(self.docs, weights=self.counts.astype(np.float64), minlength=n_docs)
+
+
 class Candidates:
     """First pass: the terms that may be eligible (see the module's docstring), from each
     batch's distinct (document, term) pairs, holding one chunk of pages' pairs at a time."""
@@ -96,15 +120,17 @@ class Candidates:
         self.max_chunks = total_pages // CHUNK_PAGES + 1  # a chunk closes at CHUNK_PAGES pages or more
         self.lengths = np.zeros(n_docs, dtype=np.float64)
         self.terms: set[str] = set()
-        self._chunk: list[pa.Table] = []
+        self._chunk: list[TermPairs] = []
         self._pages = 0
 
     def add(self, n_pages: int, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> None:
         """One batch of ``n_pages`` pages, as ``bm25.term_occurrences`` gives it."""
-        self.lengths += np.bincount(docs, minlength=len(self.lengths))
-        pairs = unique_sorted(docs * np.int64(max(len(names), 1)) + terms)
-        self._chunk.append(pa.table({"doc": pa.array(pairs // max(len(names), 1)),
-                                     "term": names.take(pa.array(pairs % max(len(names), 1)))}))
+        self.add_pairs(n_pages, TermPairs.of(docs, terms, names))
+
+    def add_pairs(self, n_pages: int, pairs: TermPairs) -> None:
+        """One batch of ``n_pages`` pages, as its distinct pairs."""
+        self.lengths += pairs.lengths(len(self.lengths))
+        self._chunk.append(pairs)
         self._pages += n_pages
         if self._pages >= CHUNK_PAGES:
             self._close()
@@ -112,12 +138,14 @@ class Candidates:
     def _close(self) -> None:
         if not self._chunk:
             return
-        chunk = pa.concat_tables(self._chunk)
-        self._chunk, self._pages = [], 0
-        terms = pc.dictionary_encode(chunk["term"].combine_chunks())
+        chunk, self._chunk, self._pages = self._chunk, [], 0
+        # each batch's terms encoded once among the chunk's (not each of its pairs' terms)
+        terms = pc.dictionary_encode(pa.concat_arrays([p.names for p in chunk]))
         ids = np.asarray(terms.indices, dtype=np.int64)
         width = np.int64(max(len(terms.dictionary), 1))
-        pairs = unique_sorted(np.asarray(chunk["doc"], dtype=np.int64) * width + ids)  # a document split over batches
+        starts = np.cumsum([0] + [len(p.names) for p in chunk])
+        keys = [p.docs * width + ids[start:start + len(p.names)][p.terms] for p, start in zip(chunk, starts)]
+        pairs = unique_sorted(np.concatenate(keys))  # a document split over batches counts once
         df = np.bincount(pairs % width, minlength=len(terms.dictionary))
         floor = self.min_df * int((self.lengths > 0).sum()) / self.max_chunks
         self.terms.update(terms.dictionary.filter(pa.array(df >= floor)).to_pylist())
@@ -160,12 +188,16 @@ class PairCounter:
     def add(self, docs: np.ndarray, terms: np.ndarray, names: pa.Array) -> None:
         """One batch's occurrences, as ``bm25.term_occurrences`` gives them; other terms are
         left out but count in their document's length."""
-        self.lengths += np.bincount(docs, minlength=len(self.lengths))
-        column = self._index.positions(names)
-        ours = column[terms]
+        self.add_pairs(TermPairs.of(docs, terms, names))
+
+    def add_pairs(self, pairs: TermPairs) -> None:
+        """One batch's distinct pairs (``TermPairs``): those of other terms are left out but
+        count in their document's length."""
+        self.lengths += pairs.lengths(len(self.lengths))
+        ours = self._index.positions(pairs.names)[pairs.terms]
         keep = ours >= 0
-        keys, counts = np.unique((docs[keep] << _TERM_BITS) | ours[keep], return_counts=True)
-        self._pending.append((keys, counts.astype(np.int64)))
+        keys = (pairs.docs[keep] << _TERM_BITS) | ours[keep]  # distinct: distinct terms have distinct columns
+        self._pending.append((keys, pairs.counts[keep]))
         self._pending_size += len(keys)
         if self._pending_size > max(len(self._keys) // 4, MERGE_PAIRS):  # each merge grows the keys by <= 1/4: linear
             self._merge()
