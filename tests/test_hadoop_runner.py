@@ -174,15 +174,16 @@ def test_quilt_jobs(hadoop):
     expected = _expected(pages)
     assert expected and [(d, c["sources"]) for d, c in found] == expected
     steps = _steps_since(hadoop, before)
-    assert len(steps) == 4  # gram df, patch fraction, the cover's two steps
+    assert len(steps) == 4  # one job (mr_quilt_snapshot): gram df, patch fraction, the cover's two steps
     assert any(s["trace"]["values_reordered"] for s in steps)
     assert all(s["trace"]["map_tasks"] >= 2 and s["trace"]["reduce_tasks"] == 2 for s in steps)
     df = steps[0]
     assert "-combiner" in df["args"] and df["trace"]["combiner_runs"]
     files = df["args"][df["args"].index("-files") + 1].split(",")
-    assert sorted(f.rsplit("#", 1)[1] for f in files) == ["mr_gram_df.py", "mrjob.zip", "setup-wrapper.sh",
+    assert sorted(f.rsplit("#", 1)[1] for f in files) == ["mr_quilt_snapshot.py", "mrjob.zip", "setup-wrapper.sh",
                                                            "spamflow_quilt.zip"]
-    assert df["args"][df["args"].index("-mapper") + 1].startswith("/bin/sh -ex setup-wrapper.sh python3 mr_gram_df.py")
+    assert df["args"][df["args"].index("-mapper") + 1].startswith(
+        "/bin/sh -ex setup-wrapper.sh python3 mr_quilt_snapshot.py")
 
 
 # --- content --------------------------------------------------------------------------------

@@ -79,10 +79,10 @@ def test_map_files_are_gone_when_the_reducer_input_is_sorted(tmp_path, flush_row
                       flush_rows=flush_rows, combiner=combiner)
     assert got == expected
     jobs = sorted(p.name.split(".")[0] for p in kept.iterdir())
-    assert jobs == ["mr_gram_df", "mr_patch_fraction", "mr_quilt_cover"]  # all three kept their folders
+    assert jobs == ["mr_quilt_snapshot"]  # the stage's one job (jobs (a)-(c) as steps) kept its folder
     assert _left_over(kept) == {}  # and nothing of their steps' files
     sorts = [json.loads(line) for line in log.read_text().splitlines()]
-    assert len(sorts) == 4  # job (a), job (b), job (c)'s two steps
+    assert len(sorts) == 4  # its steps: job (a), job (b), job (c)'s two
     for entry in sorts:
         left = {(kind, name) for kind, name, _ in entry["left"]}
         mapped = any(kind == "mapper" and name == "output" and not linked for kind, name, linked in entry["left"])

@@ -65,12 +65,16 @@ def _shingles(pages: list[dict], k: int, path: Path, window: int | None = WINDOW
     return path
 
 
-def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, window=WINDOW_PAGES, combiner=None, **params):
+def _mr(pages, tmp_path, runner="inline", buckets=None, flush_rows=None, window=WINDOW_PAGES, combiner=None,
+        one_job=True, **params):
+    """find_quilts' quilts: the three jobs as one job's steps (the stage's), or (``one_job=False``)
+    three jobs (a parameter sweep's)."""
     qp = QuiltParams(**params)
-    work = tmp_path / f"work-{runner}-{buckets}-{flush_rows}-{window}-{abs(hash(json.dumps(params, sort_keys=True)))}"
+    work = tmp_path / (f"work-{runner}-{buckets}-{flush_rows}-{window}-{one_job}-"
+                       f"{abs(hash(json.dumps(params, sort_keys=True)))}")
     work.mkdir()
     found = find_quilts(_shingles(pages, qp.k, work / "shingles.tsv", window), work, qp, runner,
-                        buckets=buckets, flush_rows=flush_rows, combiner=combiner)
+                        buckets=buckets, flush_rows=flush_rows, combiner=combiner, one_job=one_job)
     return [{"doc_id": d, "n_grams": c["n_grams"], "n_patch_grams": c["n_patch_grams"],
              "sources": [tuple(s) for s in c["sources"]]} for d, c in found]
 
@@ -99,6 +103,7 @@ def test_mapreduce_equals_the_brute_force_reference_inline(tmp_path, seed, forei
     for params in PARAMS:
         expected = _ref(pages, foreign=foreign, **params)
         assert _mr(pages, tmp_path, foreign=foreign, **params) == expected, params
+        assert _mr(pages, tmp_path, foreign=foreign, one_job=False, **params) == expected, params
         found_any += len(expected)
     assert found_any > 0  # the corpora do contain quilts
 
@@ -124,8 +129,9 @@ def test_result_does_not_depend_on_how_records_are_batched(tmp_path, buckets, fl
         params = {"k": 3, "m": 6, "c": 2, "theta": 0.4, "foreign": foreign}
         expected = _ref(pages, **params)
         assert expected
-        assert _mr(pages, tmp_path, buckets=buckets, flush_rows=flush_rows, combiner=bool(flush_rows),
-                   **params) == expected
+        for one_job in (True, False):
+            assert _mr(pages, tmp_path, buckets=buckets, flush_rows=flush_rows, combiner=bool(flush_rows),
+                       one_job=one_job, **params) == expected
 
 
 def test_job_a_runs_its_combiner_only_on_a_cluster():

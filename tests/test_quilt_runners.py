@@ -16,6 +16,8 @@ from spamflow_quilt.detector import find_quilts
 from spamflow_quilt.params import QuiltParams
 from test_quilt import _shingles, random_corpus
 
+from spamflow.mr.driver import applications_started
+
 from quilt_reference import reference_quilts
 
 JOBS_DIR = Path(spamflow_quilt.__file__).parent
@@ -31,15 +33,18 @@ def _expected(pages) -> list[tuple[int, list[list[int]]]]:
                     reason="needs pyspark (pip install -e '.[test]') and a Java runtime")
 @pytest.mark.slow
 def test_spark_local_mode_equals_the_reference(tmp_path, monkeypatch):
+    """The stage's one job (jobs (a)-(c) as four steps): ONE Spark application."""
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # keep Spark on loopback
     pages = random_corpus(11, n=30)
+    before = applications_started()
     found = find_quilts(_shingles(pages, PARAMS.k, tmp_path / "shingles.tsv"), tmp_path, PARAMS, "spark",
                         ("--spark-master", "local[2]"))
+    assert applications_started() - before == 1
     expected = _expected(pages)
     assert expected and [(d, c["sources"]) for d, c in found] == expected
 
 
-@pytest.mark.parametrize("module", ["mr_gram_df", "mr_patch_fraction", "mr_quilt_cover"])
+@pytest.mark.parametrize("module", ["mr_gram_df", "mr_patch_fraction", "mr_quilt_cover", "mr_quilt_snapshot"])
 def test_job_modules_import_without_spamflow(module):
     """A Hadoop or Spark worker receives only the job's package (the driver's --py-files zip)."""
     code = f"import sys; sys.modules['spamflow'] = None; import spamflow_quilt.{module}"

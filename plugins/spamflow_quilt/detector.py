@@ -21,6 +21,7 @@ from spamflow_quilt.direct import page_quilts
 from spamflow_quilt.mr_gram_df import MRGramDocumentFrequency
 from spamflow_quilt.mr_patch_fraction import MRPatchFraction
 from spamflow_quilt.mr_quilt_cover import MRQuiltCover
+from spamflow_quilt.mr_quilt_snapshot import MRQuiltSnapshot
 from spamflow_quilt.params import QuiltParams
 from spamflow_quilt.shingle import write_shingles
 
@@ -59,10 +60,13 @@ def bucket_count(shingles: Path, bucket_bytes: int = BUCKET_BYTES) -> int:
 
 def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
                 runner_args: tuple[str, ...] = (), *, buckets: int | None = None,
-                flush_rows: int | None = None, combiner: bool | None = None) -> list[tuple[int, dict]]:
+                flush_rows: int | None = None, combiner: bool | None = None,
+                one_job: bool = True) -> list[tuple[int, dict]]:
     """Jobs (a), (b), (c) over one shingle file: [(doc_id, cover record)], by doc_id.
 
-    Each job's output lands under ``work`` in a folder named by the parameters it depends
+    ``one_job``: the three as the four steps of one job (:mod:`~spamflow_quilt.mr_quilt_snapshot`:
+    one Spark application instead of three), which leaves only the covers in ``work``.
+    Otherwise each job's output lands under ``work`` in a folder named by the parameters it depends
     on (``m50/``, ``m50/theta0.5/``, ``m50/theta0.5/c4-domain-phiNone/``) and is reused when
     it is already there, so a parameter sweep redoes only what a changed parameter touches.
     ``buckets`` and ``flush_rows`` batch the jobs' records and do not change the result;
@@ -87,16 +91,28 @@ def find_quilts(shingles: Path, work: Path, params: QuiltParams, runner: str,
 
     m = batching(BUCKET_BYTES, shingles)  # job (b) keeps job (a)'s page buckets
     combine = combiner_pays(runner) if combiner is None else combiner
+    cover_options = ["--c", str(params.c), "--foreign", params.foreign]
+    if params.phi is not None:
+        cover_options += ["--phi", repr(params.phi)]
+    if one_job:
+        # job (c)'s buckets from the shingles' size, which bounds job (b)'s output (not written here)
+        cover_buckets = buckets or bucket_count(shingles, COVER_BUCKET_BYTES)
+        covers = job(MRQuiltSnapshot, [shingles], cover_dir / "covers.tsv",
+                     [*m, *([] if combine else ["--no-combiner"]), "--theta", repr(params.theta),
+                      "--cover-buckets", str(cover_buckets), *cover_options])
+        return _read_covers(covers)
     patch_grams = job(MRGramDocumentFrequency, [shingles], df_dir / "patch_grams.tsv",
                       [*m, *([] if combine else ["--no-combiner"])])
     patchy = job(MRPatchFraction, [patch_grams], patchy_dir / "patchy_pages.tsv",
                  [*m, "--theta", repr(params.theta)])
     # job (c) shuffles B x B records (each gram bucket's triples to each page bucket): its own,
     # smaller B keeps them large
-    cover_args = [*batching(COVER_BUCKET_BYTES, patchy), "--c", str(params.c), "--foreign", params.foreign]
-    if params.phi is not None:
-        cover_args += ["--phi", repr(params.phi)]
-    covers = job(MRQuiltCover, [patchy], cover_dir / "covers.tsv", cover_args)
+    covers = job(MRQuiltCover, [patchy], cover_dir / "covers.tsv", [*batching(COVER_BUCKET_BYTES, patchy),
+                                                                     *cover_options])
+    return _read_covers(covers)
+
+
+def _read_covers(covers: Path) -> list[tuple[int, dict]]:
     found = []
     with open(covers, encoding="utf-8") as fh:
         for line in fh:
@@ -123,7 +139,9 @@ def shingled(pages: Path, work: Path, k: int, snapshot: str, workers: int = 1) -
 
 class QuiltDetector(Detector):
     name = "quilt"
-    version = "3"  # 2: job (c) collapses copies (rows gained the gram set); 3: a shingle line per gram set
+    version = "4"  # 2: job (c) collapses copies (rows gained the gram set); 3: a shingle line per gram set;
+    # 4: jobs (a)-(c) of a snapshot are one job (mr_quilt_snapshot: one Spark application; the same quilts),
+    #    so work/ holds the covers only, no patch_grams.tsv or patchy_pages.tsv
     description = ("Najork's (k, m, c, theta)-quilted pages and their source pages, as mrjob MapReduce jobs or "
                    "their arithmetic in this process.")
     Params = QuiltParams

@@ -101,14 +101,16 @@ class QuiltJob(MRJob):
         self.add_passthru_arg("--flush-rows", type=int, default=FLUSH_ROWS,
                               help="rows a mapper buffers before it emits them (~16-40 bytes each)")
 
-    def by_grams(self, kind: bytes, grams: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
-        """Records of ``kind`` keyed by gram bucket."""
-        for bucket, cols in by_bucket(gram_bucket(grams, self.options.buckets), grams, *columns):
+    def by_grams(self, kind: bytes, grams: np.ndarray, *columns: np.ndarray,
+                 buckets: int | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Records of ``kind`` keyed by gram bucket (of ``buckets``, default ``--buckets``)."""
+        for bucket, cols in by_bucket(gram_bucket(grams, buckets or self.options.buckets), grams, *columns):
             yield gram_key(bucket), tagged(kind, *cols)
 
-    def by_sets(self, kind: bytes, sets: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
+    def by_sets(self, kind: bytes, sets: np.ndarray, *columns: np.ndarray,
+                buckets: int | None = None) -> Iterator[tuple[bytes, bytes]]:
         """Records of ``kind`` (columns as given) keyed by the page bucket of a gram set's name."""
-        for bucket, cols in by_bucket(doc_bucket(sets, self.options.buckets), *columns):
+        for bucket, cols in by_bucket(doc_bucket(sets, buckets or self.options.buckets), *columns):
             yield doc_key(bucket), tagged(kind, *cols)
 
     def by_docs(self, kind: bytes, docs: np.ndarray, *columns: np.ndarray) -> Iterator[tuple[bytes, bytes]]:

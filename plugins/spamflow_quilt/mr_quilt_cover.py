@@ -57,15 +57,20 @@ class MRQuiltCover(QuiltJob):
             servers, known = self.servers(docs, domains, ips)
             yield from self.by_grams(b"U", *line_units(
                 hit_grams, hit_lines, lines[known], docs[known], servers=servers[known], patchy=patchy[known],
-                sets=sets[known], skip_copied=self.options.c >= 2))
+                sets=sets[known], skip_copied=self.options.c >= 2), buckets=self.cover_buckets)
         elif kind == b"Q" and len(columns) == 6:  # patchy pages, to the bucket of their gram set
-            yield from self.by_sets(b"Q", columns[3], *columns)
+            yield from self.by_sets(b"Q", columns[3], *columns, buckets=self.cover_buckets)
         elif kind in (b"R", b"Q", b"L"):
             raise ValueError(f"job (c) reads job (b)'s output of stage version 3 (L records of lines, Q rows of "
                              f"6 columns), got {len(columns)} columns in a {kind!r} record under {key!r}: "
                              "rerun job (b)")
         else:
             raise ValueError(f"job (c) reads job (b)'s output, got a {kind!r} record under {key!r}")
+
+    @property
+    def cover_buckets(self) -> int:
+        """The buckets of this job's records: ``--buckets`` (the one-job engine's cover steps have their own)."""
+        return self.options.buckets
 
     def servers(self, docs: np.ndarray, domains: np.ndarray, ips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return foreign_servers(self.options.foreign, docs, domains, ips)
@@ -78,7 +83,8 @@ class MRQuiltCover(QuiltJob):
         grams, units, servers, patchy, sets = joined(rows.get(b"U"), 5)  # foreign servers applied by the mapper
         for set_ids, reps, gram, sources in iter_unit_triples(
                 grams, units, servers=servers, sets=sets, patchy=patchy.astype(bool), skip_copied=self.options.c >= 2):
-            yield from self.by_sets(b"T", set_ids, reps, gram, sources)  # the set only routes: not sent
+            yield from self.by_sets(b"T", set_ids, reps, gram, sources,  # the set only routes: not sent
+                                    buckets=self.cover_buckets)
 
     def cover(self, key, values):
         patchy_pages, triples = [], GroupSpill(3, self.options.spill_bytes)  # rep, gram, source

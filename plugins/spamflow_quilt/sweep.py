@@ -79,7 +79,8 @@ def run_sweep(pages: Path, work: Path, points: Iterable[QuiltParams], runner: st
         quilted, sources = 0, 0
         for snapshot in snapshots:
             shingles, _ = shingled(pages, work, point.k, snapshot, workers)
-            for _doc, cover in find_quilts(shingles, shingles.parent, point, runner, runner_args):
+            # three jobs, not one: a point reuses the outputs of (a) and (b) that it shares with another
+            for _doc, cover in find_quilts(shingles, shingles.parent, point, runner, runner_args, one_job=False):
                 quilted += 1
                 sources += len(cover["sources"])
         varied = next((n for n in SWEPT if getattr(point, n) != getattr(pivot, n)), "pivot")
