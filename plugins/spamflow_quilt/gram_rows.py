@@ -24,15 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from xxhash import xxh3_64_intdigest
 
 from spamflow.bucket_files import BucketFiles
 from spamflow_quilt.copies import MAX_ORDINAL, WINDOW_PAGES
 from spamflow_quilt.mr_gram_df import shingle_pages
 from spamflow_quilt.servers import NO_SERVER, server_id
-from spamflow_quilt.shingle import batch_gram_hashes, row_groups
+from spamflow_quilt.shingle import gram_batches, row_groups
 
 FINE_BITS = 8
 FINE_BUCKETS = 1 << FINE_BITS
@@ -145,43 +143,30 @@ def _rows_of_share(job: tuple) -> tuple[list[np.ndarray], dict[str, int]]:
     counts = {"pages": 0, "pages_without_grams": 0, "grams": 0, "copies": 0}
     line_of: dict[int, int] = {}  # gram set name -> its line, this window
     ordinal, in_window = first, 0
-    for path, group in units:
-        columns = ["doc_id", "words", "domain", "ip"] + (["snapshot"] if snapshot is not None else [])
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=2048, row_groups=[group], columns=columns):
-            if snapshot is not None:
-                batch = batch.filter(pc.equal(batch.column("snapshot"), snapshot))
-            if batch.num_rows == 0:
-                continue
-            grams, offsets = batch_gram_hashes(batch.column("words"), k)
-            sizes = np.diff(offsets)
-            counts["pages"] += batch.num_rows
-            counts["grams"] += int(sizes.sum())
-            counts["pages_without_grams"] += int((sizes == 0).sum())
-            docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
-            bounds = offsets.tolist()
-            new_lines = np.full(batch.num_rows, MAX_ORDINAL, np.int64)  # the line each page starts, if any
-            for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)):
-                page_grams = grams[bounds[i]:bounds[i + 1]]
-                name = xxh3_64_intdigest(page_grams.tobytes()) if len(page_grams) else None
-                line = None if name is None else line_of.get(name)
-                if line is None:
-                    if ordinal >= MAX_ORDINAL:
-                        raise ValueError(f"page ordinal {ordinal} is out of range: a snapshot holds at most "
-                                         f"{MAX_ORDINAL} lines; split it")
-                    line, ordinal = ordinal, ordinal + step
-                    if name is not None:
-                        line_of[name] = line
-                    new_lines[i] = line
-                else:
-                    counts["copies"] += 1
-                out.add_page(line, doc, len(page_grams), server_id(domain or NO_SERVER), server_id(ip or NO_SERVER),
-                             name or 0)
-                in_window += 1
-                if in_window >= window_pages:
-                    line_of, in_window = {}, 0
-            line_of_gram = np.repeat(new_lines, sizes)  # a copy's grams are its line's: left out
-            starts = line_of_gram != MAX_ORDINAL
-            out.add_lines(grams[starts], line_of_gram[starts])
+    for grams, bounds, docs, domains, ips in gram_batches(units, k, snapshot, counts):
+        new_lines = np.full(len(docs), MAX_ORDINAL, np.int64)  # the line each page starts, if any
+        for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)):
+            page_grams = grams[bounds[i]:bounds[i + 1]]
+            name = xxh3_64_intdigest(page_grams.tobytes()) if len(page_grams) else None
+            line = None if name is None else line_of.get(name)
+            if line is None:
+                if ordinal >= MAX_ORDINAL:
+                    raise ValueError(f"page ordinal {ordinal} is out of range: a snapshot holds at most "
+                                     f"{MAX_ORDINAL} lines; split it")
+                line, ordinal = ordinal, ordinal + step
+                if name is not None:
+                    line_of[name] = line
+                new_lines[i] = line
+            else:
+                counts["copies"] += 1
+            out.add_page(line, doc, len(page_grams), server_id(domain or NO_SERVER), server_id(ip or NO_SERVER),
+                         name or 0)
+            in_window += 1
+            if in_window >= window_pages:
+                line_of, in_window = {}, 0
+        line_of_gram = np.repeat(new_lines, np.diff(bounds))  # a copy's grams are its line's: left out
+        starts = line_of_gram != MAX_ORDINAL
+        out.add_lines(grams[starts], line_of_gram[starts])
     return out.close(), counts
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -175,6 +175,27 @@ def row_groups(pages: Path) -> list[tuple[str, int]]:
     return [(str(f), i) for f in files for i in range(pq.ParquetFile(f).num_row_groups)]
 
 
+def gram_batches(units: list[tuple[str, int]], k: int, snapshot: str | None,
+                 counts: dict[str, int]) -> Iterator[tuple[np.ndarray, list[int], list, list, list]]:
+    """The pages of some row groups (of ``snapshot``, when given), a batch at a time: (every
+    page's gram hashes, end to end; the bounds of each page's; doc ids; domains; ips), counting
+    ``pages``, ``grams`` and ``pages_without_grams`` into ``counts``."""
+    columns = ["doc_id", "words", "domain", "ip"] + (["snapshot"] if snapshot is not None else [])
+    for path, group in units:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=2048, row_groups=[group], columns=columns):
+            if snapshot is not None:
+                batch = batch.filter(pc.equal(batch.column("snapshot"), snapshot))
+            if batch.num_rows == 0:
+                continue
+            grams, offsets = batch_gram_hashes(batch.column("words"), k)
+            sizes = np.diff(offsets)
+            counts["pages"] += batch.num_rows
+            counts["grams"] += int(sizes.sum())
+            counts["pages_without_grams"] += int((sizes == 0).sum())
+            docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
+            yield grams, offsets.tolist(), docs, domains, ips
+
+
 def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None, int, int, int]) -> dict[str, int]:
     """Shingle some row groups into one part file, copies collapsed (runs in a worker process)."""
     units, out, k, snapshot, first, step, window_pages = job
@@ -182,21 +203,8 @@ def _shingle_share(job: tuple[list[tuple[str, int]], Path, int, str | None, int,
     with open(out, "wb") as fh:
         window = CopyWindow(fh, out.with_name(out.name + ".scratch"), first=first, step=step,
                             window_pages=window_pages)
-        for path, group in units:
-            columns = ["doc_id", "words", "domain", "ip"] + (["snapshot"] if snapshot is not None else [])
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=2048, row_groups=[group], columns=columns):
-                if snapshot is not None:
-                    batch = batch.filter(pc.equal(batch.column("snapshot"), snapshot))
-                if batch.num_rows == 0:
-                    continue
-                grams, offsets = batch_gram_hashes(batch.column("words"), k)
-                sizes = np.diff(offsets)
-                counts["pages"] += batch.num_rows
-                counts["grams"] += int(sizes.sum())
-                counts["pages_without_grams"] += int((sizes == 0).sum())
-                docs, domains, ips = (batch.column(name).to_pylist() for name in ("doc_id", "domain", "ip"))
-                bounds = offsets.tolist()
-                for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)):
-                    add_page(window, doc, grams[bounds[i]:bounds[i + 1]], domain, ip)
+        for grams, bounds, docs, domains, ips in gram_batches(units, k, snapshot, counts):
+            for i, (doc, domain, ip) in enumerate(zip(docs, domains, ips)):
+                add_page(window, doc, grams[bounds[i]:bounds[i + 1]], domain, ip)
         window.close()
     return {**counts, "copies": window.copies}
