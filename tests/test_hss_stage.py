@@ -167,3 +167,43 @@ def test_error_pages_join_no_cluster_in_either_engine(tmp_path):
     result = HSSDetector().run(StageContext(HSSParams(exclude_error_pages=False), {"parse": parse}, outdir))
     assert sorted(c["size"] for c in map(json.loads, open(outdir / result.outputs["clusters"]))) == [10, 10, 10]
     assert result.counts["error_pages_http_error"] == 0
+
+
+@pytest.mark.parametrize("columns", [("status", "title", "words", "links"), ("words",), ("status", "links")])
+def test_error_pages_are_the_rule_applied_row_by_row(tmp_path, columns):
+    """``error_pages`` reads columns and anchors batch by batch; it finds what
+    ``mundane.page_reason`` finds on each row of ``to_pylist()`` (the definition), over
+    several batches, with null and empty link lists, null anchors and absent columns."""
+    from spamflow.mundane import Rules, page_reason
+    from spamflow_hss.detector import error_pages
+    from spamflow_hss.params import HSSParams
+
+    rng = np.random.default_rng(5)
+    n = 5000
+    vocab = ["page", "not", "found", "error", "404", "home", "news", "does", "exist", "sorry"]
+    link = pa.struct([("url", pa.string()), ("anchor", pa.string())])
+    data = {
+        "doc_id": pa.array(np.arange(n, dtype=np.int64) * 3),
+        "status": pa.array([int(rng.choice([200, 301, 404, 500])) if i % 7 else None for i in range(n)], pa.int32()),
+        "title": pa.array([str(rng.choice(["Home", "Not found", "Error 404", ""])) if i % 5 else None for i in range(n)]),
+        "words": pa.array([[str(w) for w in rng.choice(vocab, int(rng.integers(0, 140)))] if i % 11 else None
+                           for i in range(n)]),
+        "links": pa.array([None if i % 13 == 0 else
+                           [{"url": "http://a.example/", "anchor": None if j % 4 == 0 else str(rng.choice(vocab))}
+                            for j in range(int(rng.integers(0, 4)))] for i in range(n)], pa.list_(link)),
+    }
+    table = pa.table({name: data[name] for name in ("doc_id", *columns)})
+    pq.write_table(table, tmp_path / "part-0.parquet", row_group_size=1500)
+    params = HSSParams()
+    rules = Rules.of(True, params.soft_404_max_words, params.soft_404_phrases, min_article_words=0)
+    expected = {}
+    for row in table.to_pylist():
+        reason = page_reason(rules, row.get("status"), row.get("title"), row.get("words") or [],
+                             ((link_row["anchor"] or "") for link_row in row.get("links") or []))
+        if reason is not None:
+            expected[row["doc_id"]] = reason
+    got = error_pages([tmp_path / "part-0.parquet"], params)
+    assert got == expected
+    # each reason the columns allow is met: a status for http_error, a title or words for soft_404
+    assert set(expected.values()) == ({"http_error"} if "status" in columns else set()) | \
+        ({"soft_404"} if {"title", "words"} & set(columns) else set())

@@ -4,6 +4,7 @@ per-host features."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections import Counter, defaultdict
@@ -20,6 +21,7 @@ from spamflow.mr import use_mapreduce
 from spamflow.mundane import HTTP_ERROR, SOFT_404, Rules, page_reason
 from spamflow.per_host import HostFeature, PerHostTable, host_schema
 from spamflow.progress import progress_bar
+from spamflow.words import words as split_words
 from spamflow_hss.auto_threshold import auto_threshold
 from spamflow_hss.cluster_mapreduce import cluster_snapshots_mapreduce
 from spamflow_hss.cluster_table import centroid, rank_key
@@ -163,24 +165,63 @@ def blank_error_pages(table: pa.Table, matrix: np.ndarray, parts: list[Any], par
 def error_pages(parts: list[Any], params: HSSParams) -> dict[int, str]:
     """doc_id -> why (``http_error``, ``soft_404``) for the error pages of the page table
     (spamflow/mundane.py's rules, as spin's; no boilerplate rule: a template-only page is what
-    HSS is for)."""
+    HSS is for).
+
+    A soft 404's title or article words hold a soft-404 phrase, and its article words are some
+    of its words, so a page whose words and title do not hold every word of some phrase is
+    none; only the others are read into Python and given the rule (reading every page's words
+    into Python was a third of the stage's CPU at 10^5 pages)."""
     rules = Rules.of(True, params.soft_404_max_words, params.soft_404_phrases, min_article_words=0)
+    tokens = sorted({token for phrase in rules.soft_404_phrases for token in phrase})
+    bit_of = {token: 1 << k for k, token in enumerate(tokens)}
+    phrase_bits = [sum(bit_of[token] for token in set(phrase)) for phrase in rules.soft_404_phrases]
     out: dict[int, str] = {}
     for part in parts:
         file = pq.ParquetFile(part)
         columns = [c for c in ("doc_id", "status", "title", "words", "links") if c in file.schema_arrow.names]
-        for batch in file.iter_batches(batch_size=512, columns=columns):
-            rows = batch.to_pydict()
+        for batch in file.iter_batches(batch_size=2048, columns=columns):
             n = batch.num_rows
+            none = [None] * n
+            docs = batch.column("doc_id").to_pylist()
+            status, title = (batch.column(c).to_pylist() if c in columns else none for c in ("status", "title"))
+            held = _phrase_words_held(batch.column("words") if "words" in columns else None, tokens, n)
             for i in range(n):
-                links = rows["links"][i] if "links" in rows else None
-                reason = page_reason(rules, rows["status"][i] if "status" in rows else None,
-                                     rows["title"][i] if "title" in rows else None,
-                                     (rows["words"][i] if "words" in rows else None) or [],
-                                     (link["anchor"] or "" for link in links or []))
+                if status[i] is not None and status[i] >= 400:
+                    out[int(docs[i])] = HTTP_ERROR
+                    continue
+                if title[i]:
+                    held[i] |= sum(bit_of.get(token, 0) for token in set(split_words(title[i])))
+            rows = [i for i in range(n) if status[i] is None or status[i] < 400
+                    if any(held[i] & bits == bits for bits in phrase_bits)]
+            if not rows:
+                continue
+            picked = batch.take(pa.array(rows))
+            words = picked.column("words").to_pylist() if "words" in columns else [None] * len(rows)
+            bounds = [0] * (len(rows) + 1)
+            anchors: list[str | None] = []
+            if "links" in columns:
+                links = picked.column("links")  # a null list: no links
+                bounds[1:] = itertools.accumulate(pc.fill_null(pc.list_value_length(links), 0).to_pylist())
+                anchors = pc.struct_field(pc.list_flatten(links), "anchor").to_pylist()
+            for j, i in enumerate(rows):
+                reason = page_reason(rules, status[i], title[i], words[j] or [],
+                                     (anchor or "" for anchor in anchors[bounds[j]:bounds[j + 1]]))
                 if reason is not None:
-                    out[int(rows["doc_id"][i])] = reason
+                    out[int(docs[i])] = reason
     return out
+
+
+def _phrase_words_held(words: Any, tokens: list[str], n: int) -> np.ndarray:
+    """For each of ``n`` pages (``words``: their list column, or None), a bit for each of
+    ``tokens`` its words hold."""
+    held = np.zeros(n, np.int64)
+    if words is None or not tokens:
+        return held
+    at = pc.index_in(pc.list_flatten(words), value_set=pa.array(tokens, pa.string()))
+    found = pc.is_valid(at).to_numpy(zero_copy_only=False)
+    parents = pc.list_parent_indices(words).to_numpy()[found]
+    np.bitwise_or.at(held, parents, np.left_shift(1, at.to_numpy(zero_copy_only=False)[found].astype(np.int64)))
+    return held
 
 
 def snapshot_rows(table: pa.Table) -> Iterator[tuple[str, np.ndarray]]:
