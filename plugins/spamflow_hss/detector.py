@@ -181,7 +181,7 @@ def error_pages(parts: list[Any], params: HSSParams) -> dict[int, str]:
         columns = [c for c in ("doc_id", "status", "title", "words", "links") if c in file.schema_arrow.names]
         for batch in file.iter_batches(batch_size=2048, columns=columns):
             n = batch.num_rows
-            none = [None] * n
+            none: list[Any] = [None] * n
             docs = batch.column("doc_id").to_pylist()
             status, title = (batch.column(c).to_pylist() if c in columns else none for c in ("status", "title"))
             held = _phrase_words_held(batch.column("words") if "words" in columns else None, tokens, n)
