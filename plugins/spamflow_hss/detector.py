@@ -185,14 +185,15 @@ def error_pages(parts: list[Any], params: HSSParams) -> dict[int, str]:
             docs = batch.column("doc_id").to_pylist()
             status, title = (batch.column(c).to_pylist() if c in columns else none for c in ("status", "title"))
             held = _phrase_words_held(batch.column("words") if "words" in columns else None, tokens, n)
+            rows = []  # the pages that may be soft 404s
             for i in range(n):
                 if status[i] is not None and status[i] >= 400:
                     out[int(docs[i])] = HTTP_ERROR
                     continue
                 if title[i]:
                     held[i] |= sum(bit_of.get(token, 0) for token in set(split_words(title[i])))
-            rows = [i for i in range(n) if status[i] is None or status[i] < 400
-                    if any(held[i] & bits == bits for bits in phrase_bits)]
+                if any(held[i] & bits == bits for bits in phrase_bits):
+                    rows.append(i)
             if not rows:
                 continue
             picked = batch.take(pa.array(rows))
