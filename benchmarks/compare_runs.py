@@ -19,8 +19,11 @@ its folder name.
 
 What is compared, per stage:
 
-* ``stage.json``: every field but the ignored ones below (params, signature, version,
-  outputs, host-table features, counts, bad records), numbers within the tolerance.
+* ``stage.json``: every field but the ignored ones below (params, outputs, host-table
+  features, counts, bad records), numbers within the tolerance.  The fields that make the
+  stage's identity (``signature``, ``version``, ``requires``: its upstream stages' signatures,
+  ``spamflow_version``) are compared too, but a difference there is a note: a new version of a
+  stage whose outputs are all equal is equal.
 * Every file of a declared output (``stage.json`` ``outputs``; a directory output: every file
   under it):
   - Parquet (``part-*.parquet`` of one folder read as one table): the same columns with the
@@ -100,6 +103,9 @@ import pyarrow.parquet as pq
 
 IGNORED_STAGE_FIELDS = frozenset({"run_id", "upstream_runs", "seconds", "cpu_seconds", "finished_at",
                                   "mapreduce_applications"})
+IDENTITY_FIELDS = frozenset({"signature", "version", "requires", "spamflow_version"})
+"""``stage.json`` fields that name the code and the inputs a stage ran with, not what it found: a
+difference is a note (a version bump with equal outputs is not a difference in results)."""
 IGNORED_COUNTS = frozenset({"mapreduce_jobs", "engine_mapreduce_snapshots", "engine_direct_snapshots"})  # what the engine did, not found
 SCRATCH_OUTPUT = "work"
 SHOWN = 80  # characters of a value shown in a difference
@@ -269,7 +275,10 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
         if values[0] != values[1]:
             result.notes.append(f"stage.json params.{key}: {values[0]!r} in run A, {values[1]!r} in run B "
                                 "(an execution key: how the stage ran, not what it found)")
-    for key in sorted((rec_a.keys() | rec_b.keys()) - IGNORED_STAGE_FIELDS):
+    for key in sorted((rec_a.keys() | rec_b.keys()) & IDENTITY_FIELDS):
+        result.notes.extend(f"stage.json {d} (the stage's identity; its outputs are compared)"
+                            for d in value_differences(rec_a.get(key), rec_b.get(key), tol, key))
+    for key in sorted((rec_a.keys() | rec_b.keys()) - IGNORED_STAGE_FIELDS - IDENTITY_FIELDS):
         result.differences.extend(f"stage.json {d}" for d in value_differences(rec_a.get(key), rec_b.get(key),
                                                                                 tol, key))
     units_a, scratch_a, undeclared_a = stage_files(a, rec_a.get("outputs", {}))

@@ -258,3 +258,21 @@ def test_an_execution_key_only_in_one_run_is_a_note_and_any_other_parameter_a_di
     assert "note: stage.json params.engine: 'absent' in run A, 'auto' in run B" in text
     same, text = _report(runs[1], runs[2])
     assert not same and "stage.json params.m: 50 vs 40" in text, text
+
+
+def test_a_new_version_with_equal_outputs_is_equal_and_noted(tmp_path):
+    """A stage's version, signature and upstream signatures name its code and inputs, not its
+    results: with every output equal the runs are equal (a note says what changed); a different
+    output is still a difference."""
+    runs = []
+    for name, version, rows in (("a", "3", [{"doc_id": 1}]), ("b", "4", [{"doc_id": 1}]), ("c", "4", [{"doc_id": 2}])):
+        run = tmp_path / name
+        _stage(run, "quilt", {"version": version, "signature": f"{int(version):016x}", "requires": {"parse": version},
+                              "outputs": {"quilts": "quilts.jsonl"}}, {"quilts.jsonl": _jsonl(rows)})
+        runs.append(run)
+    same, text = _report(runs[0], runs[1])
+    assert same, text
+    assert "note: stage.json version: '3' vs '4' (the stage's identity; its outputs are compared)" in text, text
+    assert "note: stage.json requires.parse" in text and "note: stage.json signature" in text, text
+    same, text = _report(runs[1], runs[2])
+    assert not same and "quilts.jsonl" in text, text
