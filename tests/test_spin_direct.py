@@ -24,6 +24,7 @@ from spamflow_spin.direct import IdWriter, direct_candidates, read_immutables, v
 from spamflow_spin.mr_verify_pairs import partition_line
 from spamflow_spin.params import SpinParams, spin_engine
 from spamflow_spin.similarity import jaccard
+from spamflow_spin.streaming import _articles_once, _articles_spooled
 from spamflow_spin.verifier import mutable_overlap
 
 
@@ -131,6 +132,39 @@ def test_direct_names_a_bad_line(tmp_path):
     lines.write_text("1\ta b\nnot a page line\n")
     with pytest.raises(ValueError, match=r"imm.tsv:2: not a page line"):
         read_immutables(lines, tmp_path)
+
+
+@pytest.mark.parametrize("seed, phrase_match", [(1, "longest"), (2, "paper"), (3, "longest")])
+def test_one_pass_articles_equal_the_spooled_ones(tmp_path, seed, phrase_match):
+    """The direct engine's single pass (no spool file; each text under its first page, relabelled
+    to its smallest doc id afterwards; groups keyed by sorted ids) against the two passes the jobs
+    use: the same partitions.tsv byte for byte, duplicate pairs, groups and counts, with pages in
+    random order so that a text's first page is often not its representative, and with texts of
+    one immutable or none among them."""
+    from test_spin import _copies_corpus
+
+    pages = _copies_corpus(seed)
+    random.Random(seed).shuffle(pages)
+    first: dict[str, list[int]] = {}
+    for page in pages:
+        first.setdefault(" ".join(page.words), []).append(page.doc_id)
+    assert any(docs[0] != min(docs) for docs in first.values())  # a text to relabel
+    d, params = _demo_dictionary(), SpinParams.model_validate({**PARAMS, "phrase_match": phrase_match})
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    spooled_counts, once_counts = Counter(), Counter()
+    spooled = _articles_spooled(iter(pages), d, params, tmp_path / "a", tmp_path / "a" / "p.tsv", spooled_counts)
+    writer = IdWriter(tmp_path / "b" / "ids.u32")
+    once = _articles_once(iter(pages), d, params, tmp_path / "b" / "p.tsv", writer, once_counts)
+    assert (tmp_path / "b" / "p.tsv").read_text() == (tmp_path / "a" / "p.tsv").read_text()
+    assert once[0] == spooled[0] and once[0]  # duplicate pairs, in order
+    assert sorted(map(sorted, once[1].values())) == sorted(map(sorted, spooled[1].values()))
+    assert once_counts == spooled_counts and once_counts["skipped_one_immutable_or_less"] > 0
+    ids = writer.finish()
+    lines = (tmp_path / "a" / "p.tsv").read_text().splitlines()
+    assert ids.docs.tolist() == [int(line.split("\t")[1]) for line in lines]  # relabelled as the file
+    assert [[ids.words[i] for i in ids.ids[a:b]] for a, b in zip(ids.starts[:-1], ids.starts[1:])] \
+        == [line.split("\t")[2].split() for line in lines]
+    assert list(tmp_path.glob("*/texts.tsv")) == []
 
 
 @pytest.mark.slow

@@ -128,20 +128,30 @@ class IdWriter:
         self.lookup = self.vocabulary.__getitem__
         self.docs: list[int] = []
         self.sizes: list[int] = []
-        self.held: list[int] = []
+        self.held: list[np.ndarray] = []
+        self.held_ids = 0
         self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
 
-    def add(self, doc: int, immutables: Sequence[str]) -> None:
+    def add(self, doc: int, immutables: Sequence[str]) -> np.ndarray:
+        """Number the page's immutables; returns their ids (the row's, in text order)."""
+        ids = np.fromiter(map(self.lookup, immutables), np.uint32, len(immutables))
         self.docs.append(doc)
         self.sizes.append(len(immutables))
-        self.held += map(self.lookup, immutables)
-        if len(self.held) >= CHUNK_IDS:
-            np.array(self.held, np.uint32).tofile(self.out)
+        self.held.append(ids)
+        self.held_ids += len(ids)
+        if self.held_ids >= CHUNK_IDS:
+            np.concatenate(self.held).tofile(self.out)
             self.held.clear()
+            self.held_ids = 0
+        return ids
+
+    def relabel(self, row: int, doc: int) -> None:
+        """The page written as row ``row`` (0 for the first :meth:`add`) is ``doc``."""
+        self.docs[row] = doc
 
     def finish(self, keep: Container[int] | None = None) -> PageIds:
         """The pages written, or only those whose doc is in ``keep`` (in the order written)."""
-        np.array(self.held, np.uint32).tofile(self.out)
+        np.concatenate([np.zeros(0, np.uint32), *self.held]).tofile(self.out)
         self.out.close()
         docs, sizes = np.array(self.docs, np.int64), np.array(self.sizes, np.int64)
         path = self.path

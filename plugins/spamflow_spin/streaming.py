@@ -48,45 +48,13 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     ``direct``: the jobs' arithmetic in this process (``direct.py``) instead of the jobs."""
     work.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
-    # 1. one partition per distinct text, to disk; in memory: text hash -> its pages
-    texts: dict[int, list[int]] = {}
-    spool = work / "texts.tsv"
-    with open(spool, "w", encoding="utf-8") as fh:
-        for page in progress_bar(pages, desc="spin: partition", unit="page", setting=progress):
-            counts["pages"] += 1
-            key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
-            members = texts.get(key)
-            if members is not None:
-                members.append(page.doc_id)
-                continue
-            texts[key] = [page.doc_id]
-            part = partition(page.words, dictionary, params.phrase_match)
-            fh.write(f"{len(page.words)}\t{' '.join(part.immutables)}\t{'|'.join(part.mutables)}\n")
-    # 2. representatives (smallest doc id of a text), duplicates, groups of equal immutables
-    pairs: list[dict[str, Any]] = []
-    same_set: dict[int, list[int]] = {}
     partitions = work / "partitions.tsv"
+    pages = progress_bar(pages, desc="spin: partition", unit="page", setting=progress)
     writer = IdWriter(work / "ids.u32") if direct else None  # the direct engine's input, instead of immutables.tsv
-    with open(spool, encoding="utf-8") as src, open(partitions, "w", encoding="utf-8") as dst:
-        for members, line in zip(texts.values(), src):
-            n_words, _, rest = line.rstrip("\n").partition("\t")
-            immutables, mutables = split_partition(rest)
-            rep, *copies = sorted(members)
-            if len(immutables) <= 1:  # DSpin: one immutable says nothing
-                counts["skipped_one_immutable_or_less"] += len(members)
-                continue
-            dst.write(partition_line(rep, immutables, mutables))
-            if writer is not None:
-                writer.add(rep, immutables)
-            counts["articles"] += 1
-            counts["immutables"] += len(immutables)
-            counts["mutables"] += len(mutables)
-            counts["words"] += int(n_words)
-            pairs += [{"doc_a": rep, "doc_b": doc, "immutable_jaccard": 1.0, "mutable_overlap": 1.0,
-                       "kind": "duplicate"} for doc in copies]
-            same_set.setdefault(xxh3_128_intdigest(" ".join(sorted(immutables)).encode("utf-8")), []).append(rep)
-    spool.unlink()
-    del texts
+    if writer is not None:
+        pairs, same_set = _articles_once(pages, dictionary, params, partitions, writer, counts)
+    else:
+        pairs, same_set = _articles_spooled(pages, dictionary, params, work, partitions, counts)
     counts["duplicate_pairs"] = len(pairs)
     groups = {members[0]: members for members in sorted(sorted(m) for m in same_set.values())}
     del same_set
@@ -109,6 +77,109 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     counts["pairs_above_immutable_threshold"] = len(scored)
     pairs += spun_pairs(scored, params.verifier_threshold, counts)
     return pairs, counts
+
+
+def _articles_spooled(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
+                      partitions: Path, counts: Counter[str]) -> tuple[list[dict[str, Any]], dict[int, list[int]]]:
+    """Steps 1 and 2 for the jobs: each distinct text partitioned to a spool file, then
+    ``partitions.tsv`` written with each text's representative; returns the ``duplicate`` pairs
+    and the representatives by immutable set (128-bit xxh3 of the sorted set)."""
+    # 1. one partition per distinct text, to disk; in memory: text hash -> its pages
+    texts: dict[int, list[int]] = {}
+    spool = work / "texts.tsv"
+    with open(spool, "w", encoding="utf-8") as fh:
+        for page in pages:
+            counts["pages"] += 1
+            key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
+            members = texts.get(key)
+            if members is not None:
+                members.append(page.doc_id)
+                continue
+            texts[key] = [page.doc_id]
+            part = partition(page.words, dictionary, params.phrase_match)
+            fh.write(f"{len(page.words)}\t{' '.join(part.immutables)}\t{'|'.join(part.mutables)}\n")
+    # 2. representatives (smallest doc id of a text), duplicates, groups of equal immutables
+    pairs: list[dict[str, Any]] = []
+    same_set: dict[int, list[int]] = {}
+    with open(spool, encoding="utf-8") as src, open(partitions, "w", encoding="utf-8") as dst:
+        for members, line in zip(texts.values(), src):
+            n_words, _, rest = line.rstrip("\n").partition("\t")
+            immutables, mutables = split_partition(rest)
+            rep, *copies = sorted(members)
+            if len(immutables) <= 1:  # DSpin: one immutable says nothing
+                counts["skipped_one_immutable_or_less"] += len(members)
+                continue
+            dst.write(partition_line(rep, immutables, mutables))
+            counts["articles"] += 1
+            counts["immutables"] += len(immutables)
+            counts["mutables"] += len(mutables)
+            counts["words"] += int(n_words)
+            pairs += [{"doc_a": rep, "doc_b": doc, "immutable_jaccard": 1.0, "mutable_overlap": 1.0,
+                       "kind": "duplicate"} for doc in copies]
+            same_set.setdefault(xxh3_128_intdigest(" ".join(sorted(immutables)).encode("utf-8")), []).append(rep)
+    spool.unlink()
+    return pairs, same_set
+
+
+def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, partitions: Path,
+                   writer: IdWriter, counts: Counter[str]) -> tuple[list[dict[str, Any]], dict[int, list[int]]]:
+    """Steps 1 and 2 for the direct engine in one pass, without the spool file: each distinct
+    text partitioned once, its line written to ``partitions.tsv`` and its immutables numbered
+    (``writer``) under its first page's doc id, which is relabelled afterwards where a later
+    copy has a smaller one (the representative).  The same ``partitions.tsv``, pairs and groups
+    as :func:`_articles_spooled`; equal immutable sets are found by a 128-bit xxh3 of the sorted
+    ids (ids and immutables correspond one to one)."""
+    texts: dict[int, list[int]] = {}  # text hash -> its pages, first seen first
+    rows: dict[int, int] = {}  # text hash -> its row in ``writer`` (texts of two immutables or more)
+    set_keys: list[int] = []  # per row: its immutable set's hash
+    with open(partitions, "w", encoding="utf-8") as dst:
+        for page in pages:
+            counts["pages"] += 1
+            key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
+            members = texts.get(key)
+            if members is not None:
+                members.append(page.doc_id)
+                continue
+            texts[key] = [page.doc_id]
+            part = partition(page.words, dictionary, params.phrase_match)
+            if len(part.immutables) <= 1:  # DSpin: one immutable says nothing
+                continue
+            dst.write(partition_line(page.doc_id, part.immutables, part.mutables))
+            rows[key] = len(set_keys)
+            set_keys.append(xxh3_128_intdigest(np.sort(writer.add(page.doc_id, part.immutables)).tobytes()))
+            counts["immutables"] += len(part.immutables)
+            counts["mutables"] += len(part.mutables)
+            counts["words"] += len(page.words)
+    pairs: list[dict[str, Any]] = []
+    same_set: dict[int, list[int]] = {}
+    relabelled: dict[int, int] = {}  # first page -> representative, where they differ
+    for key, members in texts.items():
+        row = rows.get(key)
+        if row is None:
+            counts["skipped_one_immutable_or_less"] += len(members)
+            continue
+        rep, *copies = sorted(members)
+        if rep != members[0]:
+            relabelled[members[0]] = rep
+            writer.relabel(row, rep)
+        counts["articles"] += 1
+        pairs += [{"doc_a": rep, "doc_b": doc, "immutable_jaccard": 1.0, "mutable_overlap": 1.0,
+                   "kind": "duplicate"} for doc in copies]
+        same_set.setdefault(set_keys[row], []).append(rep)
+    if relabelled:
+        _relabel(partitions, relabelled)
+    return pairs, same_set
+
+
+def _relabel(partitions: Path, relabelled: dict[int, int]) -> None:
+    """``partitions.tsv`` rewritten with the doc ids of ``relabelled`` replaced."""
+    fixed = partitions.with_name(partitions.name + ".relabelled")
+    with open(partitions, encoding="utf-8", newline="\n") as src, open(fixed, "w", encoding="utf-8") as dst:
+        for line in src:
+            end = line.find("\t", 2)
+            rep = relabelled.get(int(line[2:end]))
+            dst.write(line if rep is None else f"A\t{rep}{line[end:]}")
+    fixed.replace(partitions)
 
 
 def _representatives(partitions: Path, groups: dict[int, list[int]], lines: Path) -> None:
