@@ -132,18 +132,20 @@ class IdWriter:
         self.held_ids = 0
         self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
 
-    def add(self, doc: int, immutables: Sequence[str]) -> np.ndarray:
-        """Number the page's immutables; returns their ids (the row's, in text order)."""
-        ids = np.fromiter(map(self.lookup, immutables), np.uint32, len(immutables))
-        self.docs.append(doc)
-        self.sizes.append(len(immutables))
+    def add(self, doc: int, immutables: Sequence[str]) -> None:
+        self.add_ids([doc], np.fromiter(map(self.lookup, immutables), np.uint32, len(immutables)),
+                     [len(immutables)])
+
+    def add_ids(self, docs: Sequence[int], ids: np.ndarray, sizes: Sequence[int]) -> None:
+        """Pages already numbered (by :attr:`lookup`): their ids one page after the other."""
+        self.docs += docs
+        self.sizes += sizes
         self.held.append(ids)
         self.held_ids += len(ids)
         if self.held_ids >= CHUNK_IDS:
             np.concatenate(self.held).tofile(self.out)
             self.held.clear()
             self.held_ids = 0
-        return ids
 
     def relabel(self, row: int, doc: int) -> None:
         """The page written as row ``row`` (0 for the first :meth:`add`) is ``doc``."""

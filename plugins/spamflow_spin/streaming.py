@@ -23,13 +23,14 @@ from collections import Counter
 from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 from xxhash import xxh3_64_intdigest, xxh3_128_intdigest
 
 from spamflow.mr import run_job_lean
 from spamflow.progress import progress_bar
+from spamflow_spin.batch_partition import partition_batch
 from spamflow_spin.candidates import add_candidate_counts, candidate_pairs_count, stage_candidates, task_args
 from spamflow_spin.copies import between_group_pairs, within_group_pairs
 from spamflow_spin.dictionary import SynonymDictionary
@@ -39,6 +40,10 @@ from spamflow_spin.params import SpinParams
 from spamflow_spin.partition import partition
 from spamflow_spin.synonyms import write_synonyms
 from spamflow_spin.verifier import spun_pairs
+
+BATCH_WORDS = 1 << 20
+"""Words of new texts partitioned at a time by the direct engine (``partition_batch``): ~2,000
+of the scale benchmark's pages, ~0.2 GB of Python and Arrow objects while a batch is held."""
 
 
 def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
@@ -123,15 +128,18 @@ def _articles_spooled(pages: Iterator[Any], dictionary: SynonymDictionary, param
 
 def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, partitions: Path,
                    writer: IdWriter, counts: Counter[str]) -> tuple[list[dict[str, Any]], dict[int, list[int]]]:
-    """Steps 1 and 2 for the direct engine in one pass, without the spool file: each distinct
-    text partitioned once, its line written to ``partitions.tsv`` and its immutables numbered
-    (``writer``) under its first page's doc id, which is relabelled afterwards where a later
-    copy has a smaller one (the representative).  The same ``partitions.tsv``, pairs and groups
-    as :func:`_articles_spooled`; equal immutable sets are found by a 128-bit xxh3 of the sorted
+    """Steps 1 and 2 for the direct engine in one pass, without the spool file: the distinct
+    texts partitioned ``BATCH_WORDS`` words at a time (``partition_batch``), each one's line
+    written to ``partitions.tsv`` and its immutable ids to ``writer`` under its first page's doc
+    id, which is relabelled afterwards where a later copy has a smaller one (the
+    representative).  The same ``partitions.tsv``, pairs and groups as
+    :func:`_articles_spooled`; equal immutable sets are found by a 128-bit xxh3 of the sorted
     ids (ids and immutables correspond one to one)."""
     texts: dict[int, list[int]] = {}  # text hash -> its pages, first seen first
     rows: dict[int, int] = {}  # text hash -> its row in ``writer`` (texts of two immutables or more)
     set_keys: list[int] = []  # per row: its immutable set's hash
+    batch: list[tuple[int, int, list[str]]] = []  # new texts (hash, first page, words) to partition
+    held = 0
     with open(partitions, "w", encoding="utf-8") as dst:
         for page in pages:
             counts["pages"] += 1
@@ -141,15 +149,12 @@ def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: 
                 members.append(page.doc_id)
                 continue
             texts[key] = [page.doc_id]
-            part = partition(page.words, dictionary, params.phrase_match)
-            if len(part.immutables) <= 1:  # DSpin: one immutable says nothing
-                continue
-            dst.write(partition_line(page.doc_id, part.immutables, part.mutables))
-            rows[key] = len(set_keys)
-            set_keys.append(xxh3_128_intdigest(np.sort(writer.add(page.doc_id, part.immutables)).tobytes()))
-            counts["immutables"] += len(part.immutables)
-            counts["mutables"] += len(part.mutables)
-            counts["words"] += len(page.words)
+            batch.append((key, page.doc_id, page.words))
+            held += len(page.words)
+            if held >= BATCH_WORDS:
+                _partition_batch(batch, dictionary, params, dst, writer, rows, set_keys, counts)
+                batch, held = [], 0
+        _partition_batch(batch, dictionary, params, dst, writer, rows, set_keys, counts)
     pairs: list[dict[str, Any]] = []
     same_set: dict[int, list[int]] = {}
     relabelled: dict[int, int] = {}  # first page -> representative, where they differ
@@ -169,6 +174,27 @@ def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: 
     if relabelled:
         _relabel(partitions, relabelled)
     return pairs, same_set
+
+
+def _partition_batch(batch: list[tuple[int, int, list[str]]], dictionary: SynonymDictionary, params: SpinParams,
+                     dst: TextIO, writer: IdWriter, rows: dict[int, int], set_keys: list[int],
+                     counts: Counter[str]) -> None:
+    """The batch's texts partitioned; those of two immutables or more (DSpin: one says nothing)
+    to ``partitions.tsv`` and ``writer``, each its row and immutable set's hash."""
+    if not batch:
+        return
+    keys, docs, texts = zip(*batch)
+    part = partition_batch(docs, texts, dictionary, params.phrase_match, writer.lookup)
+    sizes = np.diff(part.starts)
+    kept = np.flatnonzero(sizes > 1).tolist()
+    for t in kept:
+        rows[keys[t]] = len(set_keys)
+        set_keys.append(xxh3_128_intdigest(np.sort(part.ids[part.starts[t]:part.starts[t + 1]]).tobytes()))
+        counts["immutables"] += int(sizes[t])
+        counts["mutables"] += int(part.mutables[t])
+        counts["words"] += len(texts[t])
+    dst.writelines(part.lines[t] + "\n" for t in kept)
+    writer.add_ids([docs[t] for t in kept], part.ids[np.repeat(sizes > 1, sizes)], sizes[kept].tolist())
 
 
 def _relabel(partitions: Path, relabelled: dict[int, int]) -> None:
