@@ -93,15 +93,13 @@ def partition_batch(docs: Sequence[int], texts: Sequence[Sequence[str]], diction
         run_start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         rank = np.arange(len(at)) - np.repeat(run_start, np.diff(np.r_[run_start, len(at)]))
         k[order] = rank + 1
-    pairs, pair_of = np.unique(k * max(len(distinct), 1) + word, return_inverse=True)
-    pair_k, pair_word = np.divmod(pairs, max(len(distinct), 1))
-    strings = [distinct[w] if r == 1 else f"{distinct[w]}#{r}" for w, r in zip(pair_word.tolist(), pair_k.tolist())]
-    ids = np.fromiter(map(immutable_id, strings), np.uint32, len(strings))[pair_of.reshape(-1)]
+    pair_of, strings = _distinct_pairs(word, k, distinct)
+    ids = np.fromiter(map(immutable_id, strings), np.uint32, len(strings))[pair_of]
     starts = np.zeros(n_texts + 1, np.int64)
     np.cumsum(np.bincount(text, minlength=n_texts), out=starts[1:])
 
     # the lines: immutables joined by " ", mutables by "|"
-    immutable_text = _joined(pa.array(strings, pa.string()).take(pair_of.reshape(-1)), starts, " ")
+    immutable_text = _joined(pa.array(strings, pa.string()).take(pair_of), starts, " ")
     m_at = np.flatnonzero(mutable)
     m_text = pc.take(encoded.dictionary, codes[m_at]) if encoded is not None else pa.array([], pa.string())
     if len(phrase_at[taken]):
@@ -114,6 +112,23 @@ def partition_batch(docs: Sequence[int], texts: Sequence[Sequence[str]], diction
                                         pc.cast(pa.array(docs, pa.int64()), pa.string()),
                                         immutable_text, mutable_text, "\t").to_pylist()
     return BatchPartition(ids, starts, np.diff(m_starts), lines)
+
+
+def _distinct_pairs(word: np.ndarray, k: np.ndarray, distinct: list[str]) -> tuple[np.ndarray, list[str]]:
+    """The distinct (word, k) pairs' strings (``word``, ``word#k``) and each immutable's pair:
+    first occurrences by a table over the batch's words, repeats (~30 %) by a sort."""
+    first = k == 1
+    words = np.flatnonzero(np.bincount(word[first], minlength=len(distinct)))
+    where = np.zeros(len(distinct), np.int64)
+    where[words] = np.arange(len(words))
+    repeats, repeat_of = np.unique(k[~first] * len(distinct) + word[~first], return_inverse=True)
+    pair_of = np.empty(len(word), np.int64)
+    pair_of[first] = where[word[first]]
+    pair_of[~first] = len(words) + repeat_of.reshape(-1)
+    repeat_k, repeat_word = np.divmod(repeats, max(len(distinct), 1))
+    strings = [distinct[w] for w in words.tolist()]
+    strings += [f"{distinct[w]}#{r}" for w, r in zip(repeat_word.tolist(), repeat_k.tolist())]
+    return pair_of, strings
 
 
 def _phrases(flat: list[str], at: np.ndarray, ends: np.ndarray, kinds: np.ndarray,
