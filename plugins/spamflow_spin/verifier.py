@@ -57,12 +57,13 @@ def overlap_levels(mutables_a: Sequence[str], mutables_b: Sequence[str],
     """Matches found by pass 1 (shared), 2 (first-level), 3 (second-level)."""
     a, b = Counter(mutables_a), Counter(mutables_b)
     shared = 0
-    for entry in a.keys() & b.keys():  # each entry on its own: the order does not matter
-        n, m = a[entry], b[entry]
-        both = n if n < m else m
-        shared += both
-        a[entry] = n - both
-        b[entry] = m - both
+    for entry, n in a.items():
+        m = b.get(entry)
+        if m:
+            both = n if n < m else m
+            shared += both
+            a[entry] = n - both
+            b[entry] = m - both
     def first_level(entry: str) -> list[str]:
         return dictionary.sorted_related(entry, False)
 
