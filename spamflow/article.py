@@ -13,18 +13,9 @@ out where they occur, matching anchors in document order.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 
 from spamflow.words import words as split_words
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _anchor_words(anchor: str) -> tuple[str, ...]:
-    """An anchor's words, remembered: a site's anchors repeat on its every page ("Home", "Read
-    more", its sections), and finding the words (NFC, lower case, the word characters) cost
-    twice as much as finding them in the page (~15 anchors a page on the scale benchmark)."""
-    return tuple(split_words(anchor))
 
 
 def _find(words: Sequence[str], part: Sequence[str], start: int) -> int:
@@ -50,7 +41,7 @@ def article_words(words: Sequence[str], anchors: Iterable[str]) -> tuple[list[st
     pos = 0
     missing = 0
     for anchor in anchors:
-        part = _anchor_words(anchor)
+        part = split_words(anchor)
         if not part:
             continue
         at = _find(words, part, pos)
