@@ -120,3 +120,23 @@ def test_count_postings_packed_equals_lexsorted(seed, monkeypatch):
     (fast, fast_counted), (slow, slow_counted) = counted(True), counted(False)
     assert fast_counted == slow_counted > 0
     assert all(np.array_equal(a, b) for a, b in zip(fast, slow))
+
+
+def test_add_up_packed_equals_lexsorted_and_the_sums(monkeypatch):
+    """Rows of pairs in any order added up: over a packed (doc_a, doc_b) key as over a lexsort,
+    and as summed pair by pair in Python."""
+    rng = np.random.default_rng(11)
+    a, b = rng.integers(0, 40, 5000), rng.integers(0, 40, 5000)
+    count, rest = rng.integers(1, 4, 5000), rng.integers(0, 30, 5000)
+    need = (a * 7 + b) % 13  # one alpha per pair, as from its two sizes
+    expected: dict[tuple[int, int], list[int]] = {}
+    for x, y, c, n, r in zip(*(v.tolist() for v in (a, b, count, need, rest))):
+        held = expected.setdefault((x, y), [0, n, r])
+        held[0] += c
+        held[2] = min(held[2], r)
+    fast = add_up(a, b, count, need, rest)
+    monkeypatch.setattr(mr_candidate_pairs, "packed_key", lambda *columns: None)
+    slow = add_up(a, b, count, need, rest)
+    assert all(np.array_equal(x, y) for x, y in zip(fast, slow))
+    assert {(x, y): [c, n, r] for x, y, c, n, r in zip(*(v.tolist() for v in fast))} == expected
+    assert list(zip(fast[0].tolist(), fast[1].tolist())) == sorted(expected)
