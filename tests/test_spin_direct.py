@@ -19,7 +19,7 @@ from test_spin_mapreduce import PARAMS, _page_table, _run, _same
 
 from spamflow.detector import RunSettings
 from spamflow_spin import direct, streaming
-from spamflow_spin.batch_partition import partition_batch
+from spamflow_spin.batch_partition import _stable_order, partition_batch
 from spamflow_spin.candidates import find_candidates
 from spamflow_spin.dictionary import SynonymDictionary
 from spamflow_spin.direct import IdWriter, direct_candidates, read_immutables, verify_direct
@@ -173,6 +173,14 @@ def test_batch_partition_of_no_words():
     d = _demo_dictionary()
     got = partition_batch([5, 6], [[], []], d, "longest", lambda s: 0)
     assert got.lines == ["A\t5\t\t", "A\t6\t\t"] and got.starts.tolist() == [0, 0, 0] and not len(got.ids)
+
+
+def test_stable_order_equals_a_stable_argsort():
+    rng = np.random.default_rng(3)
+    for high in (1, 5, 1000, 1 << 40, 1 << 62):  # the last ones overflow key * len: the argsort itself
+        key = rng.integers(0, high, int(rng.integers(0, 5000)))
+        order, ordered = _stable_order(key)
+        assert np.array_equal(order, np.argsort(key, kind="stable")) and np.array_equal(ordered, key[order])
 
 
 @pytest.mark.parametrize("seed, phrase_match", [(1, "longest"), (2, "paper"), (3, "longest")])

@@ -86,10 +86,9 @@ def partition_batch(docs: Sequence[int], texts: Sequence[Sequence[str]], diction
     # immutables: (word, k) -> string -> id, once per distinct pair
     at = np.flatnonzero(immutable)
     word, text = codes[at], text_of[at]
-    order = np.argsort(text * max(len(distinct), 1) + word, kind="stable")
     k = np.ones(len(at), np.int64)
     if len(at):
-        key = (text * max(len(distinct), 1) + word)[order]
+        order, key = _stable_order(text * max(len(distinct), 1) + word)
         run_start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         rank = np.arange(len(at)) - np.repeat(run_start, np.diff(np.r_[run_start, len(at)]))
         k[order] = rank + 1
@@ -112,6 +111,19 @@ def partition_batch(docs: Sequence[int], texts: Sequence[Sequence[str]], diction
                                         pc.cast(pa.array(docs, pa.int64()), pa.string()),
                                         immutable_text, mutable_text, "\t").to_pylist()
     return BatchPartition(ids, starts, np.diff(m_starts), lines)
+
+
+def _stable_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.argsort(key, kind="stable")`` and the sorted keys: when key * len + index fits in
+    an int64 (a batch's (text, word) keys do), those unique keys sorted in place (numpy's
+    vectorised sort, ~2x faster here than the stable argsort's merge sort)."""
+    count = len(key)
+    if not count or int(key.min()) < 0 or (int(key.max()) + 1) * count >= 1 << 63:
+        order = np.argsort(key, kind="stable")
+        return order, key[order]
+    packed = key * count + np.arange(count)
+    packed.sort()
+    return packed % count, packed // count
 
 
 def _distinct_pairs(word: np.ndarray, k: np.ndarray, distinct: list[str]) -> tuple[np.ndarray, list[str]]:
