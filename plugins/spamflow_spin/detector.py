@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -85,10 +86,12 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: 
         columns.remove("words")
         if links_of is not None and not links_of:
             columns.remove("links")
-    wanted = None if only is None else pa.array(sorted(only), pa.int64())
+    wanted = None if only is None else np.array(sorted(only), np.int64)
     for batch in _batches(pages_path, columns):
-        if wanted is not None:
-            batch = batch.filter(pc.is_in(batch.column("doc_id").cast(pa.int64()), value_set=wanted))
+        if wanted is not None:  # by binary search: pc.is_in built a hash table of ``only`` per batch
+            docs = batch.column("doc_id").to_numpy(zero_copy_only=False)
+            at = np.searchsorted(wanted, docs).clip(max=max(len(wanted) - 1, 0))
+            batch = batch.filter(pa.array(wanted[at] == docs if len(wanted) else np.zeros(len(docs), bool)))
         yield from _pages(batch, snapshot, counts, words, links_of)
 
 
