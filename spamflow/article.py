@@ -19,10 +19,19 @@ from spamflow.words import words as split_words
 
 
 def _find(words: Sequence[str], part: Sequence[str], start: int) -> int:
+    """The first ``i >= start`` where ``part`` occurs in ``words``, or -1; the candidates found
+    by ``index`` (a C loop: the Python loop over every word was ~5 % of spin's CPU)."""
     first, n = part[0], len(part)
-    for i in range(start, len(words) - n + 1):
-        if words[i] == first and list(words[i:i + n]) == list(part):
+    stop = len(words) - n + 1
+    i = start
+    while i < stop:
+        try:
+            i = words.index(first, i, stop)
+        except ValueError:
+            return -1
+        if list(words[i:i + n]) == list(part):
             return i
+        i += 1
     return -1
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import random
-from collections import Counter
-from itertools import combinations
+from collections import Counter, defaultdict
+from itertools import combinations, count
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +18,16 @@ from test_spin_candidate_batches import _corpus
 from test_spin_mapreduce import PARAMS, _page_table, _run, _same
 
 from spamflow.detector import RunSettings
-from spamflow_spin import direct
+from spamflow_spin import direct, streaming
+from spamflow_spin.batch_partition import _stable_order, partition_batch
 from spamflow_spin.candidates import find_candidates
+from spamflow_spin.dictionary import SynonymDictionary
 from spamflow_spin.direct import IdWriter, direct_candidates, read_immutables, verify_direct
 from spamflow_spin.mr_verify_pairs import partition_line
 from spamflow_spin.params import SpinParams, spin_engine
+from spamflow_spin.partition import partition
 from spamflow_spin.similarity import jaccard
+from spamflow_spin.streaming import _articles_once, _articles_spooled
 from spamflow_spin.verifier import mutable_overlap
 
 
@@ -131,6 +135,87 @@ def test_direct_names_a_bad_line(tmp_path):
     lines.write_text("1\ta b\nnot a page line\n")
     with pytest.raises(ValueError, match=r"imm.tsv:2: not a page line"):
         read_immutables(lines, tmp_path)
+
+
+@pytest.mark.parametrize("phrase_match", ["longest", "paper"])
+def test_batch_partition_equals_partition_text_by_text(phrase_match):
+    """Random dictionaries over a small vocabulary (one-word entries, phrases of up to five words
+    whose prefixes are entries or not, a word both an entry and a phrase's start) and random
+    texts over it (repeats, empty texts, phrases at a text's end, phrases inside a longer one):
+    each text's line is ``partition``'s, and its ids name ``partition``'s immutables in order."""
+    seen = Counter()
+    for seed in range(40):
+        rng = random.Random(seed)
+        vocab = [f"w{i}" for i in range(rng.randint(3, 20))] + ["é", "w1#2"]  # a word that looks like a repeat
+        d = SynonymDictionary()
+        for _ in range(rng.randint(0, 20)):
+            size = rng.choice((1, 2, 3, 5))
+            d.add_group(" ".join(rng.choices(vocab[:4] if size == 1 else vocab, k=size)), [rng.choice(vocab)])
+        texts = [rng.choices(vocab, k=rng.choice((0, 1, 2, rng.randint(3, 80)))) for _ in range(rng.randint(1, 40))]
+        docs = [rng.randint(-10**12, 10**12) for _ in texts]
+        vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
+        got = partition_batch(docs, texts, d, phrase_match, vocabulary.__getitem__)
+        names = list(vocabulary)
+        expected = [partition(text, d, phrase_match) for text in texts]
+        assert got.lines == [partition_line(doc, p.immutables, p.mutables)[:-1] for doc, p in zip(docs, expected)]
+        assert [[names[i] for i in got.ids[a:b]] for a, b in zip(got.starts[:-1], got.starts[1:])] \
+            == [p.immutables for p in expected]
+        assert got.mutables.tolist() == [len(p.mutables) for p in expected]
+        assert len(vocabulary) == len({w for p in expected for w in p.immutables})  # one id per immutable
+        for p in expected:
+            seen["phrases"] += sum(" " in m for m in p.mutables)
+            seen["repeats"] += sum("#" in w for w in p.immutables)
+        seen["prefixes_not_entries"] += bool(d.prefixes - set(d.neighbours))
+    assert min(seen.values()) > 20, seen
+
+
+def test_batch_partition_of_no_words():
+    d = _demo_dictionary()
+    got = partition_batch([5, 6], [[], []], d, "longest", lambda s: 0)
+    assert got.lines == ["A\t5\t\t", "A\t6\t\t"] and got.starts.tolist() == [0, 0, 0] and not len(got.ids)
+
+
+def test_stable_order_equals_a_stable_argsort():
+    rng = np.random.default_rng(3)
+    for high in (1, 5, 1000, 1 << 40, 1 << 62):  # the last ones overflow key * len: the argsort itself
+        key = rng.integers(0, high, int(rng.integers(0, 5000)))
+        order, ordered = _stable_order(key)
+        assert np.array_equal(order, np.argsort(key, kind="stable")) and np.array_equal(ordered, key[order])
+
+
+@pytest.mark.parametrize("seed, phrase_match", [(1, "longest"), (2, "paper"), (3, "longest")])
+def test_one_pass_articles_equal_the_spooled_ones(tmp_path, seed, phrase_match, monkeypatch):
+    """The direct engine's single pass (no spool file; each text under its first page, relabelled
+    to its smallest doc id afterwards; groups keyed by sorted ids) against the two passes the jobs
+    use: the same partitions.tsv byte for byte, duplicate pairs, groups and counts, with pages in
+    random order so that a text's first page is often not its representative, and with texts of
+    one immutable or none among them."""
+    from test_spin import _copies_corpus
+
+    pages = _copies_corpus(seed)
+    random.Random(seed).shuffle(pages)
+    first: dict[str, list[int]] = {}
+    for page in pages:
+        first.setdefault(" ".join(page.words), []).append(page.doc_id)
+    assert any(docs[0] != min(docs) for docs in first.values())  # a text to relabel
+    d, params = _demo_dictionary(), SpinParams.model_validate({**PARAMS, "phrase_match": phrase_match})
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    if seed == 3:
+        monkeypatch.setattr(streaming, "BATCH_WORDS", 50)  # texts partitioned a few at a time
+    spooled_counts, once_counts = Counter(), Counter()
+    spooled = _articles_spooled(iter(pages), d, params, tmp_path / "a", tmp_path / "a" / "p.tsv", spooled_counts)
+    writer = IdWriter(tmp_path / "b" / "ids.u32")
+    once = _articles_once(iter(pages), d, params, tmp_path / "b" / "p.tsv", writer, once_counts)
+    assert (tmp_path / "b" / "p.tsv").read_text() == (tmp_path / "a" / "p.tsv").read_text()
+    assert once[0] == spooled[0] and once[0]  # duplicate pairs, in order
+    assert sorted(map(sorted, once[1].values())) == sorted(map(sorted, spooled[1].values()))
+    assert once_counts == spooled_counts and once_counts["skipped_one_immutable_or_less"] > 0
+    ids = writer.finish()
+    lines = (tmp_path / "a" / "p.tsv").read_text().splitlines()
+    assert ids.docs.tolist() == [int(line.split("\t")[1]) for line in lines]  # relabelled as the file
+    assert [[ids.words[i] for i in ids.ids[a:b]] for a, b in zip(ids.starts[:-1], ids.starts[1:])] \
+        == [line.split("\t")[2].split() for line in lines]
+    assert list(tmp_path.glob("*/texts.tsv")) == []
 
 
 @pytest.mark.slow

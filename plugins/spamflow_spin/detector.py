@@ -9,8 +9,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -66,11 +67,18 @@ class Page:
     title: str = ""
 
 
+class PageHost(NamedTuple):
+    """A page's doc id and host: all :func:`host_features` reads of a page."""
+    doc_id: int
+    host: str
+
+
 def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: bool = True,
-               links_of: set[int] | None = None) -> Iterator[Page]:
+               links_of: set[int] | None = None, only: set[int] | None = None) -> Iterator[Page]:
     """The snapshot's pages with their article words (links cut out) and link target hosts,
     streamed ``BATCH_ROWS`` at a time.  ``links_of``: link targets only for these pages; ``words=False``: without
-    words (the campaign and host tables of the MapReduce engine)."""
+    words (the campaign table of the MapReduce and direct engines); ``only``: only these pages
+    (the others dropped in Arrow, before any Python object is made of them)."""
     columns = ["doc_id", "url", "host", "domain", "snapshot", "words", "links", "status", "title"]
     present = set(ds.dataset(pages_path, format="parquet").schema.names)
     columns = [c for c in columns if c in present or c not in ("status", "title")]  # hand-made tables lack them
@@ -78,14 +86,30 @@ def read_pages(pages_path: Path, snapshot: str, counts: Counter[str], *, words: 
         columns.remove("words")
         if links_of is not None and not links_of:
             columns.remove("links")
+    wanted = None if only is None else np.array(sorted(only), np.int64)
+    for batch in _batches(pages_path, columns):
+        if wanted is not None:  # by binary search: pc.is_in built a hash table of ``only`` per batch
+            docs = batch.column("doc_id").to_numpy(zero_copy_only=False)
+            at = np.searchsorted(wanted, docs).clip(max=max(len(wanted) - 1, 0))
+            batch = batch.filter(pa.array(wanted[at] == docs if len(wanted) else np.zeros(len(docs), bool)))
+        yield from _pages(batch, snapshot, counts, words, links_of)
+
+
+def page_hosts(pages_path: Path, snapshot: str) -> Iterator[PageHost]:
+    """Every page of the snapshot as (doc id, host), from those two columns (a :class:`Page` of
+    every page read for them was ~3 % of the stage on the direct engine)."""
+    for batch in _batches(pages_path, ["doc_id", "host", "snapshot"], rows=1 << 16):
+        batch = batch.filter(pc.equal(batch.column("snapshot"), snapshot))
+        yield from map(PageHost, batch.column("doc_id").to_pylist(), batch.column("host").to_pylist())
+
+
+def _batches(pages_path: Path, columns: list[str], rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
     for fragment in ds.dataset(pages_path, format="parquet").get_fragments():
         # file by file, in the dataset's order: its scanner reads ahead (0.44 GB of Arrow
         # buffers for a 93 MB part of 6,000 real pages, against 0.31 GB this way)
         # pre_buffer=False: with it (the default) the reader kept the buffers of every row group
         # read so far: +15 KB a real page, 0.54 GB after 20,000 pages, flat at ~0.25 GB without
-        for batch in pq.ParquetFile(fragment.path, pre_buffer=False).iter_batches(batch_size=BATCH_ROWS,
-                                                                                  columns=columns):
-            yield from _pages(batch, snapshot, counts, words, links_of)
+        yield from pq.ParquetFile(fragment.path, pre_buffer=False).iter_batches(batch_size=rows, columns=columns)
 
 
 def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bool,
@@ -237,7 +261,7 @@ def describe_campaigns(pairs: list[dict[str, Any]], pages: Iterable[Page], snaps
     return out
 
 
-def host_features(pages: Iterable[Page], pairs: list[dict[str, Any]], campaigns: list[dict[str, Any]],
+def host_features(pages: Iterable[Page | PageHost], pairs: list[dict[str, Any]], campaigns: list[dict[str, Any]],
                   snapshot: str) -> list[dict[str, Any]]:
     """Per host of the snapshot: how much of it is in campaigns, how big they are, whether it is promoted
     (``pages``: every page of the snapshot, read once)."""
@@ -336,9 +360,8 @@ class SpinDetector(Detector):
                                                    ctx.settings.runner_args, progress=ctx.settings.progress,
                                                    direct=engine == "direct")
                 in_pairs = {doc for p in pairs for doc in (p["doc_a"], p["doc_b"])}
-                pages = [page for page in read_pages(pages_path, snapshot, counts, words=False, links_of=in_pairs)
-                         if page.doc_id in in_pairs]
-                every_page: Iterable[Page] = read_pages(pages_path, snapshot, counts, words=False, links_of=set())
+                pages = list(read_pages(pages_path, snapshot, counts, words=False, links_of=in_pairs, only=in_pairs))
+                every_page: Iterable[Page | PageHost] = page_hosts(pages_path, snapshot)
                 counts[f"engine_{engine}_snapshots"] += 1
             else:
                 pages = list(excluded_pages(read_pages(pages_path, snapshot, counts), rules, excluded, counts))

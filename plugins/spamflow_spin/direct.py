@@ -128,20 +128,32 @@ class IdWriter:
         self.lookup = self.vocabulary.__getitem__
         self.docs: list[int] = []
         self.sizes: list[int] = []
-        self.held: list[int] = []
+        self.held: list[np.ndarray] = []
+        self.held_ids = 0
         self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
 
     def add(self, doc: int, immutables: Sequence[str]) -> None:
-        self.docs.append(doc)
-        self.sizes.append(len(immutables))
-        self.held += map(self.lookup, immutables)
-        if len(self.held) >= CHUNK_IDS:
-            np.array(self.held, np.uint32).tofile(self.out)
+        self.add_ids([doc], np.fromiter(map(self.lookup, immutables), np.uint32, len(immutables)),
+                     [len(immutables)])
+
+    def add_ids(self, docs: Sequence[int], ids: np.ndarray, sizes: Sequence[int]) -> None:
+        """Pages already numbered (by :attr:`lookup`): their ids one page after the other."""
+        self.docs += docs
+        self.sizes += sizes
+        self.held.append(ids)
+        self.held_ids += len(ids)
+        if self.held_ids >= CHUNK_IDS:
+            np.concatenate(self.held).tofile(self.out)
             self.held.clear()
+            self.held_ids = 0
+
+    def relabel(self, row: int, doc: int) -> None:
+        """The page written as row ``row`` (0 for the first :meth:`add`) is ``doc``."""
+        self.docs[row] = doc
 
     def finish(self, keep: Container[int] | None = None) -> PageIds:
         """The pages written, or only those whose doc is in ``keep`` (in the order written)."""
-        np.array(self.held, np.uint32).tofile(self.out)
+        np.concatenate([np.zeros(0, np.uint32), *self.held]).tofile(self.out)
         self.out.close()
         docs, sizes = np.array(self.docs, np.int64), np.array(self.sizes, np.int64)
         path = self.path
@@ -211,41 +223,47 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     rank[shared_ids[order]] = np.arange(len(shared_ids))
     ranks = len(shared_ids)
     kept_ranks = int((df[shared_ids] <= max_pages).sum())  # (df, immutable) order: the dropped ones last
+    # pages counted by dense ranks of their doc ids (same order, same pairs): PairCounts then
+    # sorts one packed int64 key instead of lexsorting 64-bit doc ids
+    doc_of, doc_rank = np.unique(pages.docs, return_inverse=True)
     counts = PairCounts(threshold, min_shared)
     prefix_dropped = 0
     buckets = 1 << max(int(len(pages.ids) // BUCKET_ROWS), 0).bit_length()
     held = BucketFiles(scratch, "pairs", PAIR, buckets)
     if ranks:
         entries = BucketFiles(scratch, "entries", ENTRY, buckets)
-        prefix_dropped = _prefixes(pages, rank, ranks, kept_ranks, threshold, min_shared, entries)
-        for rows in entries.take_all():
-            counts.count_postings(rows["rank"].astype(np.int64), rows["doc"], rows["n"].astype(np.int64),
+        prefix_dropped = _prefixes(pages, doc_rank.reshape(-1), rank, ranks, kept_ranks, threshold, min_shared,
+                                   entries)
+        for rows in entries.take_all():  # a bucket's ranks share their residue: rank // buckets keeps the order
+            counts.count_postings(rows["rank"].astype(np.int64) // buckets, rows["doc"], rows["n"].astype(np.int64),
                                   rows["pos"].astype(np.int64))
             if counts.pairs_at_least(FLUSH_PAIRS):  # as the reducer flushes: to pair buckets
-                _hold(held, counts.take())
-    _hold(held, counts.take())
+                _hold(held, counts.take(), doc_of)
+    _hold(held, counts.take(), doc_of)
     held.close()
     pairs: list[tuple[int, int]] = []
     pruned = 0
     for rows in held.take_all():  # step 2: each pair bucket added up and filtered
         a, b, total, need, rest = add_up(*(rows[name] for name in PAIR_FIELDS))
         kept, dropped = candidate_filter(total, need, rest, min_shared)
-        pairs += zip(a[kept].tolist(), b[kept].tolist())
+        pairs += zip(doc_of[a[kept]].tolist(), doc_of[b[kept]].tolist())
         pruned += int(dropped.sum())
     return Candidates(sorted(pairs), ranks, ranks - kept_ranks, prefix_dropped, counts.counted, pruned)
 
 
-def _hold(held: BucketFiles, counts: tuple[np.ndarray, ...]) -> None:
-    """Pair counts to the pair buckets, ``(doc_a + doc_b) mod buckets`` as the job's."""
-    a, b, _, _, _ = counts
+def _hold(held: BucketFiles, counts: tuple[np.ndarray, ...], doc_of: np.ndarray) -> None:
+    """Pair counts (their pages as doc ranks, ``doc_of`` their doc ids) to the pair buckets,
+    ``(doc_a + doc_b) mod buckets`` as the job's."""
+    a, b = doc_of[counts[0]], doc_of[counts[1]]
     buckets = len(held.paths)
     held.append((a % buckets + b % buckets) % buckets, **dict(zip(PAIR_FIELDS, counts)))
 
 
-def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
+def _prefixes(pages: PageIds, doc_rank: np.ndarray, rank: np.ndarray, ranks: int, kept_ranks: int, t: float, k: int,
               buckets: BucketFiles) -> int:
-    """The pair job's mapper: every page's probe prefix as ``(rank, doc, n, pos)`` rows, to the
-    rank buckets; returns how many pages' prefixes reached a dropped immutable."""
+    """The pair job's mapper: every page's probe prefix as ``(rank, doc, n, pos)`` rows (doc:
+    the page's ``doc_rank``), to the rank buckets; returns how many pages' prefixes reached a
+    dropped immutable."""
     lengths: dict[int, int] = {}
     dropped_pages = 0
     sizes = pages.sizes
@@ -265,7 +283,7 @@ def _prefixes(pages: PageIds, rank: np.ndarray, ranks: int, kept_ranks: int, t: 
         at = _ranges(page_start, emitted)
         within = at - np.repeat(page_start, emitted)
         ranks_at = key_rank[at]
-        buckets.append(ranks_at % len(buckets.paths), rank=ranks_at, doc=np.repeat(pages.docs[first:last], emitted),
+        buckets.append(ranks_at % len(buckets.paths), rank=ranks_at, doc=np.repeat(doc_rank[first:last], emitted),
                        n=np.repeat(n, emitted),
                        pos=np.repeat(n - shared_n, emitted) + within)  # the df-1 immutables come first
     buckets.close()

@@ -234,11 +234,40 @@ def count_pairs(entries, t, k, counts):
     return counted
 
 
+def packed_key(*columns):
+    """One int64 key sorting as ``np.lexsort(columns[::-1])`` (the first column most
+    significant) and the columns' bit widths, or None when the values are negative or need
+    more than 63 bits together.  Sorting one key is ~10-30x faster than a lexsort of several
+    (numpy's vectorised sort against a stable indirect pass per column)."""
+    widths = []
+    for column in columns:
+        if len(column) and int(column.min()) < 0:
+            return None
+        widths.append(int(column.max()).bit_length() if len(column) else 0)
+    if sum(widths) > 63:
+        return None
+    key = np.zeros(len(columns[0]), np.int64)
+    for column, width in zip(columns, widths):
+        key <<= width
+        key |= column
+    return key, widths
+
+
+def unpack_key(key, widths):
+    """The columns :func:`packed_key` packed with these bit widths (the first most significant)."""
+    out, shift = [], sum(widths)
+    for width in widths:
+        shift -= width
+        out.append((key >> shift) & ((1 << width) - 1))
+    return out
+
+
 def add_up(a, b, count, need, rest):
     """Pair counts (arrays ``doc_a, doc_b, count, alpha, rest``, a pair on any number of rows)
     added up: one row per pair, sorted by (doc_a, doc_b), its counts summed and its smallest
     rest (alpha is the same on every row of a pair: it depends on the two sizes only)."""
-    order = np.lexsort((b, a))
+    packed = packed_key(a, b)
+    order = np.lexsort((b, a)) if packed is None else np.argsort(packed[0])  # a pair's rows: any order
     a, b, count, need, rest = a[order], b[order], count[order], need[order], rest[order]
     starts = np.concatenate(([0], np.flatnonzero((np.diff(a) != 0) | (np.diff(b) != 0)) + 1))
     return a[starts], b[starts], np.add.reduceat(count, starts), need[starts], np.minimum.reduceat(rest, starts)
@@ -255,6 +284,8 @@ class PairCounts:
     """Pairs expanded at a time (one immutable on up to ``max_pages`` pages pairs them all)."""
     LISTS = 1 << 14
     """Posting lists counted at a time: a bucket holds a few dozen, too few for numpy to pay."""
+    TABLE = 1 << 22
+    """Sizes below this are looked up through a table of that many entries at most (larger: np.unique)."""
 
     def __init__(self, t, k):
         self.t, self.k = t, k
@@ -268,15 +299,31 @@ class PairCounts:
         self.needs = {}
 
     def _table(self, cache, values, function):
-        """``function`` of each value, through a cache (the same few sizes come again and again)."""
-        unique, inverse = np.unique(values, return_inverse=True)
+        """``function`` of each value, through a cache (the same few sizes come again and again);
+        the values present found by a flag per value up to the largest (sizes are small
+        non-negative ints), not by np.unique's sort."""
+        if not len(values):
+            return np.zeros(0, np.int64)
+        low, high = int(values.min()), int(values.max())
+        if low < 0 or high >= self.TABLE:
+            unique, inverse = np.unique(values, return_inverse=True)
+            return self._fill(cache, unique, function)[inverse.reshape(-1)]
+        present = np.zeros(high + 1, bool)
+        present[values] = True
+        table = np.zeros(high + 1, np.int64)
+        unique = np.flatnonzero(present)
+        table[unique] = self._fill(cache, unique, function)
+        return table[values]
+
+    @staticmethod
+    def _fill(cache, unique, function):
         out = np.empty(len(unique), np.int64)
         for i, v in enumerate(unique.tolist()):
             got = cache.get(v)
             if got is None:
                 got = cache[v] = function(v)
             out[i] = got
-        return out[inverse.reshape(-1)]
+        return out
 
     def _largest_partner(self, n_y):
         """The largest n_x with ``not (n_y < t*n_x - EPS)``: the size filter's stop."""
@@ -316,8 +363,14 @@ class PairCounts:
         direct engine (``direct.py``) hands its own arrays here."""
         if not len(group):
             return
-        order = np.lexsort((pos, doc, n, group))
-        doc, n, pos, group = doc[order], n[order], pos[order], group[order]
+        packed = packed_key(group, n, doc, pos)
+        if packed is None:  # 64-bit doc ids (the job's): sort by the four columns
+            order = np.lexsort((pos, doc, n, group))
+            doc, n, pos, group = doc[order], n[order], pos[order], group[order]
+        else:  # small ints (the direct engine's ranks): one key, sorted in place, no gathers
+            key, widths = packed
+            key.sort()
+            group, n, doc, pos = unpack_key(key, widths)
         t, k = self.t, self.k
         indexed = self._table(self.index_lengths, n, lambda v: index_length(v, t, k))
         limit = self._table(self.size_limits, n, self._largest_partner)
