@@ -252,3 +252,28 @@ def test_auto_picks_direct_above_the_size_on_one_machine():
                   "spark": ["mapreduce", "mapreduce"], "hadoop": ["mapreduce", "mapreduce"]}
     assert spin_engine("mapreduce", RunSettings(runner="local"), 10**6, 100) == "mapreduce"
     assert spin_engine("memory", RunSettings(runner="spark"), 10**6, 100) == "memory"
+
+
+def test_auto_leaves_direct_above_its_words_for_the_jobs(tmp_path):
+    """``engine: auto`` with ``direct_max_words``: the page table's words a page come from its
+    Parquet footers (checked against the lists' lengths, two files, several row groups); a
+    snapshot estimated above the bound runs the MapReduce engine, one below it direct, with the
+    same results."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    from spamflow_spin.detector import words_per_page
+
+    _page_table(tmp_path / "pages")
+    for part in (tmp_path / "pages").glob("*.parquet"):  # several row groups a file
+        pq.write_table(pq.read_table(part), part, row_group_size=7)
+    words = ds.dataset(tmp_path / "pages", format="parquet").to_table(columns=["words"])["words"]
+    assert words_per_page(tmp_path / "pages") == pytest.approx(pc.mean(pc.list_value_length(words)).as_py(),
+                                                                rel=1e-12)
+    total = pc.sum(pc.list_value_length(words)).as_py()
+    below = _run(tmp_path / "pages", tmp_path / "direct", {**PARAMS, "direct_max_words": total})
+    above = _run(tmp_path / "pages", tmp_path / "jobs", {**PARAMS, "direct_max_words": total // 4})
+    assert below[1]["engine_direct_snapshots"] == 2 and "engine_mapreduce_snapshots" not in below[1]
+    assert above[1]["engine_mapreduce_snapshots"] == 2 and "engine_direct_snapshots" not in above[1]
+    _same(below, above)

@@ -144,6 +144,22 @@ def _pages(batch: pa.RecordBatch, snapshot: str, counts: Counter[str], words: bo
                    [(t, registered_domain(t)) for t in targets], text, status[i], title[i] or "")
 
 
+def words_per_page(pages_path: Path) -> float:
+    """The page table's mean words a page, from its Parquet metadata (the ``words`` column's
+    values per row group; nothing is read but the footers)."""
+    words = pages = 0
+    for fragment in ds.dataset(pages_path, format="parquet").get_fragments():
+        meta = fragment.metadata
+        columns = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        if "words.list.element" not in columns:
+            continue
+        at = columns.index("words.list.element")
+        for group in range(meta.num_row_groups):
+            words += meta.row_group(group).column(at).num_values
+            pages += meta.row_group(group).num_rows
+    return words / pages if pages else 0.0
+
+
 def excluded_pages(pages: Iterable[Page], rules: Rules, excluded: dict[int, str],
                    counts: Counter[str]) -> Iterator[Page]:
     """``pages`` unchanged, noting in ``excluded`` why a page may not form or join a campaign
@@ -338,6 +354,7 @@ class SpinDetector(Detector):
         sizes = Counter(ds.dataset(pages_path, format="parquet").to_table(columns=["snapshot"])
                         ["snapshot"].to_pylist())
         snapshots = sorted(sizes)
+        per_page = words_per_page(pages_path) if params.engine == "auto" else 0.0
         counts: Counter[str] = Counter(dictionary.counts())
         counts["snapshots"] = len(snapshots)
         for name in ("clusters_dropped_few_domains", "cluster_pages_dropped_few_domains",
@@ -352,7 +369,8 @@ class SpinDetector(Detector):
         for snapshot in snapshots:
             work = ctx.outdir / "work" / snapshot
             excluded: dict[int, str] = {}
-            engine = spin_engine(params.engine, ctx.settings, sizes[snapshot], params.mapreduce_above)
+            engine = spin_engine(params.engine, ctx.settings, sizes[snapshot], params.mapreduce_above,
+                                 round(sizes[snapshot] * per_page), params.direct_max_words)
             if engine in ("mapreduce", "direct"):
                 stream = excluded_pages(read_pages(pages_path, snapshot, counts, links_of=set()),  # targets: only
                                         rules, excluded, counts)  # for campaigns

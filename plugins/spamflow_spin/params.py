@@ -30,18 +30,22 @@ def resolve_dictionary_path(entry: str, base_dir: Path | None) -> Path:
 SpinEngine = Literal["auto", "memory", "direct", "mapreduce"]
 
 
-def spin_engine(engine: SpinEngine, settings: RunSettings, size: int, above: int) -> str:
-    """The engine a snapshot of ``size`` pages runs on: the one asked for, or for ``auto``
-    ``mapreduce`` on a cluster runner (spark, hadoop, emr), ``direct`` above ``above`` pages,
-    ``memory`` otherwise.
+def spin_engine(engine: SpinEngine, settings: RunSettings, size: int, above: int, words: int = 0,
+                direct_max_words: int | None = None) -> str:
+    """The engine a snapshot of ``size`` pages and about ``words`` words runs on: the one asked
+    for, or for ``auto`` ``mapreduce`` on a cluster runner (spark, hadoop, emr) or above
+    ``direct_max_words`` words (the direct engine holds the snapshot's distinct immutables in
+    memory), ``direct`` above ``above`` pages, ``memory`` otherwise.
 
     >>> [spin_engine("auto", RunSettings(runner=r), n, above)
     ...  for r, n, above in (("local", 10, 5000), ("local", 6000, 5000), ("local", 10, 0), ("spark", 10, 0))]
     ['memory', 'direct', 'direct', 'mapreduce']
+    >>> spin_engine("auto", RunSettings(runner="local"), 6000, 0, words=2_000_000, direct_max_words=1_000_000)
+    'mapreduce'
     """
     if engine != "auto":
         return engine
-    if settings.on_cluster:
+    if settings.on_cluster or (direct_max_words is not None and words > direct_max_words):
         return "mapreduce"
     return "direct" if size > above else "memory"
 
@@ -80,13 +84,17 @@ class SpinParams(ErrorPageParams):
         "pages streamed, partitions on disk, the candidate jobs and the verifier as a join job (bounded memory); "
         "direct: pages streamed as on mapreduce, the three jobs' arithmetic in this process over integer "
         "immutable ids, rows between the steps on local disk (bounded memory, no task processes); auto: "
-        "mapreduce on a cluster runner (spark, hadoop, emr), else direct above mapreduce_above pages and "
-        "memory below. Same output either way"))
+        "mapreduce on a cluster runner (spark, hadoop, emr) or above direct_max_words words, else direct "
+        "above mapreduce_above pages and memory below. Same output either way"))
     mapreduce_above: int = Field(0, ge=0, description=(
         "engine auto: snapshots with more pages than this use the direct engine, the others memory (0, the "
         "default: direct for every snapshot, the cheaper of the two at every size measured, the demo's "
         "included); on a cluster runner every snapshot uses the MapReduce one"))
-    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above"})
+    direct_max_words: int = Field(100_000_000, ge=0, description=(
+        "engine auto: a snapshot with more words than this (the page table's, estimated from its Parquet "
+        "metadata) uses the MapReduce engine instead of direct, whose memory grows with the snapshot's "
+        "distinct immutables (~25 bytes a word on the scale benchmark's web: 10^8 words, ~3.2 GB)"))
+    execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above", "direct_max_words"})
 
     @field_validator("dictionary")
     @classmethod
