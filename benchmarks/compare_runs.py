@@ -34,7 +34,9 @@ What is compared, per stage:
     text compared within the tolerance); a line is its
     JSON value (``.jsonl``) or its tab-separated fields, each read as JSON when it is, so that
     numbers in text are compared within the tolerance.
-  - ``.json``: the same value (order of lists matters), numbers within the tolerance.
+  - ``.json``: the same value (order of lists matters), numbers within the tolerance; a
+    stage's execution keys recorded under its top-level ``params`` (HSS's ``summary.json``)
+    differing are a note, as in ``stage.json``.
   - ``.txt``: the same lines in the same order (spamflow's ``.txt`` outputs are the row and
     column indexes of the matrices beside them), fields compared as in ``.tsv``.
   - ``.npz``: the same arrays (names, shapes, dtypes), floats within the tolerance; a
@@ -270,7 +272,8 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
             result.notes.append(f"stage.json counts.{k}: 0 in run {side}, absent in the other")
             rec_a["counts"].setdefault(k, 0)
             rec_b["counts"].setdefault(k, 0)
-    for key in sorted(execution_keys(rec_a) | execution_keys(rec_b)):
+    knobs = execution_keys(rec_a) | execution_keys(rec_b)
+    for key in sorted(knobs):
         values = [(rec.get("params") or {}).pop(key, "absent") for rec in (rec_a, rec_b)]
         if values[0] != values[1]:
             result.notes.append(f"stage.json params.{key}: {values[0]!r} in run A, {values[1]!r} in run B "
@@ -298,6 +301,10 @@ def compare_stage(name: str, a: Path, b: Path, tol: Tolerance) -> StageResult:
                                         (a.parent.parent, b.parent.parent))
         result.compared += 1
         result.rows += rows
+        if units_a[unit][0].suffix == ".json":  # a summary that records the stage's parameters
+            noted = [d for d in diffs if d.startswith(tuple(f"$.params.{k}:" for k in knobs))]
+            result.notes.extend(f"{unit}: {d} (an execution key)" for d in noted)
+            diffs = [d for d in diffs if d not in noted]
         found.extend(f"{unit}: {d}" for d in diffs)
     return result
 

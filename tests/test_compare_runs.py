@@ -251,13 +251,16 @@ def test_an_execution_key_only_in_one_run_is_a_note_and_any_other_parameter_a_di
     for name, params in (("a", {"m": 50}), ("b", {"m": 50, "engine": "auto"}), ("c", {"m": 40, "engine": "auto"})):
         run = tmp_path / name
         _stage(run, "quilt", {"stage_class": "spamflow_quilt.detector:QuiltDetector", "params": params,
-                              "outputs": {"quilts": "quilts.jsonl"}}, {"quilts.jsonl": _jsonl([{"doc_id": 1}])})
+                              "outputs": {"quilts": "quilts.jsonl", "summary": "summary.json"}},
+               {"quilts.jsonl": _jsonl([{"doc_id": 1}]), "summary.json": json.dumps({"params": params, "t": 0.5})})
         runs.append(run)
     same, text = _report(runs[0], runs[1])
     assert same, text
     assert "note: stage.json params.engine: 'absent' in run A, 'auto' in run B" in text
+    assert "note: summary.json: $.params.engine: only in run B (an execution key)" in text, text
     same, text = _report(runs[1], runs[2])
     assert not same and "stage.json params.m: 50 vs 40" in text, text
+    assert "summary.json: $.params.m: 50 vs 40" in text and "$.params.m: 50 vs 40 (an execution key)" not in text
 
 
 def test_a_new_version_with_equal_outputs_is_equal_and_noted(tmp_path):
