@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spamflow_spin.dictionary import SynonymDictionary
-from spamflow_spin.partition import ENTRY, PREFIX, PhraseMatch, _word_kinds
+from spamflow_spin.partition import ENTRY, PREFIX, PhraseMatch, _word_kinds, longest_entry
 
 
 @dataclass
@@ -152,15 +152,7 @@ def _phrases(flat: list[str], at: np.ndarray, ends: np.ndarray, kinds: np.ndarra
     lengths: list[int] = []
     found: list[str] = []
     for i, end, kind in zip(at.tolist(), ends[at].tolist(), kinds[at].tolist()):
-        best = kind & ENTRY
-        phrase, j, stop = flat[i], i + 1, min(end, i + max_words)
-        while j < stop:
-            phrase = f"{phrase} {flat[j]}"
-            j += 1
-            if phrase in entries:
-                best = j - i
-            if phrase not in prefixes:
-                break
+        best = longest_entry(flat, i, min(end, i + max_words), kind & ENTRY, entries, prefixes)
         lengths.append(best)
         found.append(" ".join(flat[i:i + best]))
     return at, np.array(lengths, np.int64), found

@@ -25,7 +25,7 @@ Partition(immutables=['z', 'z#2'], mutables=['a b c'])
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -65,14 +65,7 @@ def partition(words: Sequence[str], dictionary: SynonymDictionary, phrase_match:
             continue
         best = kind & ENTRY
         if not (paper and best) and kind & PREFIX:
-            phrase, j, stop = word, i + 1, min(n_words, i + max_words)
-            while j < stop:
-                phrase = f"{phrase} {words[j]}"
-                j += 1
-                if phrase in entries:
-                    best = j - i
-                if phrase not in prefixes:
-                    break
+            best = longest_entry(words, i, min(n_words, i + max_words), best, entries, prefixes)
         if best:
             mutables.append(" ".join(words[i:i + best]) if best > 1 else word)
             i += best
@@ -85,6 +78,22 @@ def partition(words: Sequence[str], dictionary: SynonymDictionary, phrase_match:
 
 
 ENTRY, PREFIX = 1, 2
+
+
+def longest_entry(words: Sequence[str], i: int, stop: int, best: int, entries: Container[str],
+                  prefixes: Container[str]) -> int:
+    """The words of the longest entry starting at ``words[i]`` that ends before ``stop`` (the
+    scan grows the phrase while it is a prefix of a longer entry), or ``best`` (the word's own
+    ENTRY bit) when no longer one matches."""
+    phrase, j = words[i], i + 1
+    while j < stop:
+        phrase = f"{phrase} {words[j]}"
+        j += 1
+        if phrase in entries:
+            best = j - i
+        if phrase not in prefixes:
+            break
+    return best
 
 
 def _word_kinds(dictionary: SynonymDictionary) -> dict[str, int]:

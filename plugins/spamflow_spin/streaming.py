@@ -84,6 +84,20 @@ def find_spin_streaming(pages: Iterator[Any], dictionary: SynonymDictionary, par
     return pairs, counts
 
 
+def _new_texts(pages: Iterator[Any], texts: dict[int, list[int]], counts: Counter[str]) -> Iterator[tuple[int, Any]]:
+    """The pages whose article text is new (64-bit xxh3 of its words), with that hash; every
+    page's doc id goes to its text's list in ``texts`` (text hash -> its pages, first seen first)."""
+    for page in pages:
+        counts["pages"] += 1
+        key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
+        members = texts.get(key)
+        if members is not None:
+            members.append(page.doc_id)
+            continue
+        texts[key] = [page.doc_id]
+        yield key, page
+
+
 def _articles_spooled(pages: Iterator[Any], dictionary: SynonymDictionary, params: SpinParams, work: Path,
                       partitions: Path, counts: Counter[str]) -> tuple[list[dict[str, Any]], dict[int, list[int]]]:
     """Steps 1 and 2 for the jobs: each distinct text partitioned to a spool file, then
@@ -93,14 +107,7 @@ def _articles_spooled(pages: Iterator[Any], dictionary: SynonymDictionary, param
     texts: dict[int, list[int]] = {}
     spool = work / "texts.tsv"
     with open(spool, "w", encoding="utf-8") as fh:
-        for page in pages:
-            counts["pages"] += 1
-            key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
-            members = texts.get(key)
-            if members is not None:
-                members.append(page.doc_id)
-                continue
-            texts[key] = [page.doc_id]
+        for _, page in _new_texts(pages, texts, counts):
             part = partition(page.words, dictionary, params.phrase_match)
             fh.write(f"{len(page.words)}\t{' '.join(part.immutables)}\t{'|'.join(part.mutables)}\n")
     # 2. representatives (smallest doc id of a text), duplicates, groups of equal immutables
@@ -141,14 +148,7 @@ def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: 
     batch: list[tuple[int, int, list[str]]] = []  # new texts (hash, first page, words) to partition
     held = 0
     with open(partitions, "w", encoding="utf-8") as dst:
-        for page in pages:
-            counts["pages"] += 1
-            key = xxh3_64_intdigest(" ".join(page.words).encode("utf-8"))
-            members = texts.get(key)
-            if members is not None:
-                members.append(page.doc_id)
-                continue
-            texts[key] = [page.doc_id]
+        for key, page in _new_texts(pages, texts, counts):
             batch.append((key, page.doc_id, page.words))
             held += len(page.words)
             if held >= BATCH_WORDS:
