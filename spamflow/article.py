@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from spamflow.words import words as split_words
 
 
-def _find(words: Sequence[str], part: Sequence[str], start: int) -> int:
+def find_phrase(words: Sequence[str], part: Sequence[str], start: int) -> int:
     """The first ``i >= start`` where ``part`` occurs in ``words``, or -1; the candidates found
     by ``index`` (a C loop: the Python loop over every word was ~5 % of spin's CPU)."""
     first, n = part[0], len(part)
@@ -44,7 +44,7 @@ def article_words(words: Sequence[str], anchors: Iterable[str]) -> tuple[list[st
         part = split_words(anchor)
         if not part:
             continue
-        at = _find(words, part, pos)
+        at = find_phrase(words, part, pos)
         if at < 0:
             missing += 1
             continue

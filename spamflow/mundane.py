@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from spamflow.article import article_words
+from spamflow.article import article_words, find_phrase
 from spamflow.detector import DetectorParams
 from spamflow.words import words as split_words
 
@@ -51,9 +51,7 @@ REASONS = (HTTP_ERROR, SOFT_404, BOILERPLATE)
 
 
 def _contains(text: Sequence[str], phrase: Sequence[str]) -> bool:
-    n = len(phrase)
-    first = phrase[0]
-    return any(text[i] == first and list(text[i:i + n]) == list(phrase) for i in range(len(text) - n + 1))
+    return find_phrase(text, phrase, 0) >= 0
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ def test_article_words_find_anchors_as_a_scan_of_every_position():
     """Random words and anchors (repeats, anchors at the end, longer than the rest, absent):
     each anchor cut at its first occurrence after the previous cut, as a scan of every position
     finds it."""
-    from spamflow.article import _find
+    from spamflow.article import find_phrase
 
     def scan(words, part, start):
         return next((i for i in range(start, len(words) - len(part) + 1) if words[i:i + len(part)] == part), -1)
@@ -224,8 +224,8 @@ def test_article_words_find_anchors_as_a_scan_of_every_position():
         words = rng.choices("abc", k=rng.randint(0, 12))
         part = rng.choices("abc", k=rng.randint(1, 4))
         start = rng.randint(0, len(words) + 1)
-        assert _find(words, part, start) == scan(words, part, start)
-        assert _find(tuple(words), tuple(part), start) == scan(words, part, start)
+        assert find_phrase(words, part, start) == scan(words, part, start)
+        assert find_phrase(tuple(words), tuple(part), start) == scan(words, part, start)
 
 
 def test_components_and_promoted_sites():
