@@ -266,11 +266,13 @@ def test_commands_refuse_labels_with_rankings_and_rankings_without_a_map(tmp_pat
 
 
 @pytest.mark.slow
-def test_demo_rankings_reproduce_the_demo_labels_and_the_stage_model(demo_once, tmp_path):
+def test_demo_rankings_reproduce_the_demo_labels_and_the_stage_model(demo_once, demo_model, tmp_path):
     """Rankings written from the demo's labels (every page of a spam host below 60, of an honest
     host 70 or above, plus one outlier page on hosts with 3 or more pages) and a TREC-id map of
-    the demo's page table give, through `train -c` and `score -c`, exactly the labels of
-    labels/hosts.tsv: so the same model as the classify stage and the stage's scores."""
+    the demo's page table give exactly the labels of labels/hosts.tsv, host for host: so
+    ``train -c --rankings`` trains on what ``train -c --labels`` does (conftest's ``demo_model``,
+    the stage's model; ``train --rankings`` itself runs in test_train_score_evaluate_with_rankings_labels),
+    and `score -c --rankings` with that model gives the stage's scores and those labels."""
     import pyarrow.dataset as pads
 
     from spamflow.cli import demo_config_path
@@ -278,7 +280,8 @@ def test_demo_rankings_reproduce_the_demo_labels_and_the_stage_model(demo_once, 
 
     stages = demo_once["manifest"]["stages"]
     labels = read_labels(Path(stages["demo"]["outputs"]["labels"]) / "hosts.tsv").by_key
-    pages = pads.dataset(stages["parse"]["outputs"]["pages"], format="parquet").to_table(columns=["url", "host"])
+    pages = pads.dataset(stages["parse"]["outputs"]["pages"], format="parquet").to_table(
+        columns=["snapshot", "url", "host"])
     per_host = Counter(pages["host"].to_pylist())
     ranks, mapping, seen = [], [], Counter()
     for i, (url, host) in enumerate(zip(pages["url"].to_pylist(), pages["host"].to_pylist())):
@@ -292,12 +295,14 @@ def test_demo_rankings_reproduce_the_demo_labels_and_the_stage_model(demo_once, 
         ranks.append(f"{value} clueweb-demo-{i:08d}")
     (tmp_path / "ranks.gz").write_bytes(gzip.compress(("\n".join(ranks) + "\n").encode()))
     (tmp_path / "map.tsv").write_text("\n".join(mapping) + "\n")
+    rows = sorted(set(zip(pages["snapshot"].to_pylist(), pages["host"].to_pylist())))
+    derived = ranking_labels([tmp_path / "ranks.gz"], [s for s, _ in rows], [h for _, h in rows],
+                             map_path=tmp_path / "map.tsv")  # what train --rankings labels its rows with
+    assert derived.labels() == [labels.get(h) for _, h in rows]
+    assert derived.report["bad_lines"] == 0 and derived.report["map_pages"] == pages.num_rows
     where = ["-c", str(demo_config_path()), "--workdir", str(demo_once["workdir"]),
              "--rankings", str(tmp_path / "ranks.gz"), "--rankings-map", str(tmp_path / "map.tsv")]
-    model, scores = tmp_path / "model.skops", tmp_path / "scores.parquet"
-    _spamflow("train", *where, "--snapshot", "2026-01", "-o", str(model))
-    report = json.loads((tmp_path / "model.skops.json").read_text())
-    assert report["rankings"]["bad_lines"] == 0 and report["rankings"]["map_pages"] == pages.num_rows
+    model, scores = demo_model, tmp_path / "scores.parquet"
     out = _spamflow("score", *where, "-m", str(model), "-o", str(scores))
     got = {(r["snapshot"], r["host"]): r for r in pq.read_table(scores).to_pylist()}
     assert all(r["true_label"] == labels.get(h) for (_, h), r in got.items())

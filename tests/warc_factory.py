@@ -27,12 +27,15 @@ class Resp:
 
 
 def warc_bytes(records: list[Resp], gzip: bool = True) -> tuple[bytes, list[int]]:
-    """The WARC file bytes and the offset at which each record starts."""
+    """The WARC file bytes and the offset at which each record starts.  Gzipped as warcio
+    writes it, one gzip member per record, but at compression level 1: warcio's level 9 was
+    a quarter of the CPU of a test that writes ~900 real pages, and the bytes read back are
+    the same."""
     buf = io.BytesIO()
-    writer = WARCWriter(buf, gzip=gzip, warc_version="WARC/1.1")
-    offsets = []
+    writer = WARCWriter(buf, gzip=False, warc_version="WARC/1.1")
+    offsets, out = [], io.BytesIO()
     for r in records:
-        offsets.append(buf.tell())
+        offsets.append(out.tell())
         headers = {"WARC-Record-ID": r.record_id, "WARC-Date": r.date}
         if r.ip:
             headers["WARC-IP-Address"] = r.ip
@@ -46,7 +49,11 @@ def warc_bytes(records: list[Resp], gzip: bool = True) -> tuple[bytes, list[int]
             rec = writer.create_warc_record(r.url, r.kind, payload=io.BytesIO(r.body),
                                             warc_content_type=r.content_type, warc_headers_dict=headers)
         writer.write_record(rec)
-    return buf.getvalue(), offsets
+        record = buf.getvalue()
+        buf.seek(0)
+        buf.truncate()
+        out.write(gz.compress(record, compresslevel=1, mtime=0) if gzip else record)
+    return out.getvalue(), offsets
 
 
 def write_warc(path: Path, records: list[Resp], gzip: bool = True) -> list[int]:
