@@ -15,7 +15,12 @@ from urllib.parse import urlsplit
 
 from publicsuffixlist import PublicSuffixList
 
-_PSL = PublicSuffixList()  # bundled list: no network access
+
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    """The bundled list (no network access), read on first use: reading it is ~40 ms, paid
+    by every process that imports this module (each ``spamflow`` command, each job task)."""
+    return PublicSuffixList()
 
 
 _PLAIN_HOST = re.compile(r"https?://([A-Za-z0-9.\-]+)(?:[/?#]|\Z)")
@@ -46,4 +51,4 @@ def registered_domain(host: str) -> str:
         return ""
     if host.replace(".", "").isdigit() or ":" in host:
         return host  # IPv4 / IPv6 literal
-    return _PSL.privatesuffix(host) or host
+    return _suffixes().privatesuffix(host) or host
