@@ -35,6 +35,7 @@ from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
+from xxhash import xxh3_128_intdigest
 
 from spamflow.bucket_files import BucketFiles
 from spamflow_spin.candidates import Candidates
@@ -45,6 +46,11 @@ from spamflow_spin.verifier import mutable_overlap
 BUCKET_ROWS = 1 << 22
 """Posting entries per rank bucket (20 bytes each on disk; a few copies in memory while its
 pairs are counted)."""
+
+VOCABULARY_ENTRIES = 1 << 23
+"""Distinct immutables numbered by one Python dict (~114 bytes each: ~0.9 GB at 2^23) before
+:class:`IdWriter` writes them to disk and starts a new generation; a snapshot of 5 x 10^4
+pages of the scale benchmark's web has 2.4 M, so one generation, ~23 M at 5 x 10^5."""
 
 CHUNK_IDS = 1 << 21
 """Immutable ids handled at a time when counting frequencies and taking prefixes."""
@@ -64,9 +70,10 @@ PAIR = np.dtype([(name, "<i8") for name in PAIR_FIELDS])
 
 class PageIds:
     """The pages of ``immutables.tsv`` in file order: doc ids, immutable ids (a memory-mapped
-    file of uint32, page after page) and where each page's start."""
+    file of uint32, page after page), where each page's start, and the immutables by id (an
+    Arrow string array)."""
 
-    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: list[str]) -> None:
+    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: pa.Array) -> None:
         self.docs, self.starts, self.ids, self.words = docs, starts, ids, words
         self.by_doc = np.argsort(docs, kind="stable")
 
@@ -120,17 +127,35 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 class IdWriter:
     """Pages' immutables numbered as they come (each distinct immutable its id, as first seen),
-    the ids appended to a file of uint32; :meth:`finish` gives the :class:`PageIds`."""
+    the ids appended to a file of uint32; :meth:`finish` gives the :class:`PageIds`.
 
-    def __init__(self, path: Path) -> None:
+    The numbering is a dict of strings, whose memory grows with the vocabulary (~114 bytes an
+    entry).  So it comes in generations: past ``vocabulary_entries`` distinct immutables at a
+    batch's end, the dict's strings (in id order) go to an Arrow IPC file and a new dict starts
+    at id 0.  :meth:`merge` then gives every immutable one id: Arrow dictionary-encodes the
+    generations' strings (a C++ hash table, ~40 bytes an entry) and the ids file is rewritten
+    through each generation's map.  With one generation nothing is written or rewritten."""
+
+    def __init__(self, path: Path, vocabulary_entries: int | None = None) -> None:
         self.path = path
-        self.vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
-        self.lookup = self.vocabulary.__getitem__
+        self.vocabulary_entries = VOCABULARY_ENTRIES if vocabulary_entries is None else vocabulary_entries
+        self._new_vocabulary()
+        self.generations: list[Path] = []
+        """The spilled generations' strings, in id order (Arrow IPC files)."""
+        self.generation_ends: list[int] = []
+        """Ids written up to the end of each spilled generation."""
+        self.written = 0
+        self.words: pa.Array | None = None
+        """The immutables by global id, once :meth:`merge` has run."""
         self.docs: list[int] = []
         self.sizes: list[int] = []
         self.held: list[np.ndarray] = []
         self.held_ids = 0
-        self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in finish())
+        self.out: BinaryIO = open(path, "wb")  # noqa: SIM115 (closed in merge())
+
+    def _new_vocabulary(self) -> None:
+        self.vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
+        self.lookup = self.vocabulary.__getitem__
 
     def add(self, doc: int, immutables: Sequence[str]) -> None:
         self.add_ids([doc], np.fromiter(map(self.lookup, immutables), np.uint32, len(immutables)),
@@ -142,19 +167,87 @@ class IdWriter:
         self.sizes += sizes
         self.held.append(ids)
         self.held_ids += len(ids)
+        self.written += len(ids)
         if self.held_ids >= CHUNK_IDS:
             np.concatenate(self.held).tofile(self.out)
             self.held.clear()
             self.held_ids = 0
+        if len(self.vocabulary) > self.vocabulary_entries:
+            self._spill()
+
+    def _spill(self) -> None:
+        """The dict's strings, in id order, to the generation's file; a new dict."""
+        path = self.path.with_name(f"{self.path.name}.vocabulary{len(self.generations)}.arrow")
+        strings = pa.array(list(self.vocabulary), pa.large_string())
+        self._new_vocabulary()  # freed before the file is written
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("s", pa.large_string())])) as out:
+            out.write_batch(pa.record_batch([strings], names=["s"]))
+        self.generations.append(path)
+        self.generation_ends.append(self.written)
 
     def relabel(self, row: int, doc: int) -> None:
         """The page written as row ``row`` (0 for the first :meth:`add`) is ``doc``."""
         self.docs[row] = doc
 
+    def merge(self) -> bool:
+        """No more pages: the ids file complete, its ids global (one id per distinct immutable
+        in every generation) and :attr:`words` set; True if there was more than one generation
+        (the ids rewritten)."""
+        if self.words is not None:
+            return bool(self.generations)
+        np.concatenate([np.zeros(0, np.uint32), *self.held]).tofile(self.out)
+        self.held.clear()
+        self.out.close()
+        if not self.generations:
+            self.words = pa.array(list(self.vocabulary), pa.large_string())
+            self._new_vocabulary()
+            return False
+        self._spill()  # the last generation; the dict is freed before the hash table is built
+        sources = [pa.memory_map(str(path)) for path in self.generations]
+        strings = [pa.ipc.open_file(source).read_all().column(0) for source in sources]
+        encoded = pa.chunked_array([chunk for column in strings for chunk in column.chunks],
+                                   pa.large_string()).dictionary_encode()
+        del strings
+        maps, at = [], 0
+        for source in sources:
+            chunks = pa.ipc.open_file(source).num_record_batches
+            maps.append(np.concatenate([np.zeros(0, np.uint32)] + [
+                chunk.indices.to_numpy(zero_copy_only=False).astype(np.uint32)
+                for chunk in encoded.chunks[at:at + chunks]]))
+            at += chunks
+        self.words = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.large_string())
+        del encoded
+        local = np.memmap(self.path, np.uint32, mode="r") if self.written else np.zeros(0, np.uint32)
+        merged = self.path.with_name(self.path.name + ".global")
+        with open(merged, "wb") as out:
+            start = 0
+            for local_to_global, end in zip(maps, self.generation_ends):
+                for first in range(start, end, CHUNK_IDS):
+                    local_to_global[local[first:min(first + CHUNK_IDS, end)]].tofile(out)
+                start = end
+        del local
+        merged.replace(self.path)
+        for source, path in zip(sources, self.generations):
+            source.close()
+            path.unlink()
+        return True
+
+    def set_keys(self) -> list[int]:
+        """Per page written, a 128-bit xxh3 of its sorted ids (global, after :meth:`merge`)."""
+        sizes = np.array(self.sizes, np.int64)
+        starts = _starts(sizes)
+        ids = np.memmap(self.path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
+        keys: list[int] = []
+        for first, last in _chunks(starts, CHUNK_IDS):
+            chunk = np.sort(_row_major(ids[starts[first]:starts[last]], sizes[first:last], len(self.words)))
+            chunk = (chunk % max(len(self.words), 1)).astype(np.uint32)
+            offsets = (starts[first:last + 1] - starts[first]).tolist()
+            keys += [xxh3_128_intdigest(chunk[a:b].tobytes()) for a, b in zip(offsets[:-1], offsets[1:])]
+        return keys
+
     def finish(self, keep: Container[int] | None = None) -> PageIds:
         """The pages written, or only those whose doc is in ``keep`` (in the order written)."""
-        np.concatenate([np.zeros(0, np.uint32), *self.held]).tofile(self.out)
-        self.out.close()
+        self.merge()
         docs, sizes = np.array(self.docs, np.int64), np.array(self.sizes, np.int64)
         path = self.path
         if keep is not None:
@@ -163,7 +256,14 @@ class IdWriter:
             docs, sizes = docs[rows], sizes[rows]
         starts = _starts(sizes)
         ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
-        return PageIds(docs, starts, ids, list(self.vocabulary))
+        assert self.words is not None
+        return PageIds(docs, starts, ids, self.words)
+
+
+def _row_major(ids: np.ndarray, sizes: np.ndarray, words: int) -> np.ndarray:
+    """Each id as ``row * words + id`` (row: its page within ``sizes``): sorted, the pages'
+    ids sorted within each page."""
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes) * max(words, 1) + ids
 
 
 def _starts(sizes: np.ndarray) -> np.ndarray:
@@ -218,7 +318,7 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     for first in range(0, len(pages.ids), max(CHUNK_IDS, words)):  # O(ids + words), not chunks x words
         df += np.bincount(pages.ids[first:first + max(CHUNK_IDS, words)], minlength=words)
     shared_ids = np.flatnonzero(df >= 2)
-    order = rank_order(df[shared_ids], pa.array([pages.words[i] for i in shared_ids.tolist()], pa.large_string()))
+    order = rank_order(df[shared_ids], pages.words.take(shared_ids))
     rank = np.full(words, -1, np.int64)
     rank[shared_ids[order]] = np.arange(len(shared_ids))
     ranks = len(shared_ids)
