@@ -6,7 +6,8 @@ On one machine the MapReduce plumbing cost more than the arithmetic: every page'
 immutable strings split, hashed and ordered in Python by the pair job's mapper, the frequency
 side file loaded into a dict by every map task, each step's records written, sorted and split
 again, and a Python process started per task.  Here each immutable of ``immutables.tsv`` gets
-an integer id once (a dict of the snapshot's distinct immutables), the ids go to a file, and:
+an integer id once (a dict of the snapshot's distinct immutables, in generations of at most
+``VOCABULARY_ENTRIES`` merged by Arrow: :class:`IdWriter`), the ids go to a file, and:
 
 * ``mr_immutable_frequency``: the document frequencies are a ``bincount`` of the ids;
 * ``mr_candidate_pairs``, step 1's mapper: the global order (df, immutable) is a rank per id
@@ -20,8 +21,9 @@ an integer id once (a dict of the snapshot's distinct immutables), the ids go to
   and the ``memory`` engine call it) on the mutables of the pages in the pairs at or above t,
   read from ``partitions.tsv`` at most ``MUTABLE_PAGES`` pages at a time.
 
-Memory: the distinct immutables (a dict), a few integers per page, one rank bucket's rows and
-the pair counts (the jobs' reducers hold those too); the ids stay on disk (memory-mapped).
+Memory: the distinct immutables (a dict of at most ``VOCABULARY_ENTRIES``, then an Arrow
+array), a few integers per page and per immutable, one rank bucket's rows and the pair counts
+(the jobs' reducers hold those too); the ids stay on disk (memory-mapped).
 The result is the jobs' own, pair for pair and count for count (tests/test_spin_direct.py).
 """
 
@@ -73,7 +75,8 @@ class PageIds:
     file of uint32, page after page), where each page's start, and the immutables by id (an
     Arrow string array)."""
 
-    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray, words: pa.Array) -> None:
+    def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray,
+                 words: pa.Array | pa.ChunkedArray) -> None:
         self.docs, self.starts, self.ids, self.words = docs, starts, ids, words
         self.by_doc = np.argsort(docs, kind="stable")
 
@@ -133,8 +136,9 @@ class IdWriter:
     entry).  So it comes in generations: past ``vocabulary_entries`` distinct immutables at a
     batch's end, the dict's strings (in id order) go to an Arrow IPC file and a new dict starts
     at id 0.  :meth:`merge` then gives every immutable one id: Arrow dictionary-encodes the
-    generations' strings (a C++ hash table, ~40 bytes an entry) and the ids file is rewritten
-    through each generation's map.  With one generation nothing is written or rewritten."""
+    generations' strings (C++ hash tables, of a slice of the strings at a time) and the ids
+    file is rewritten through each generation's map.  With one generation nothing is written
+    or rewritten."""
 
     def __init__(self, path: Path, vocabulary_entries: int | None = None) -> None:
         self.path = path
@@ -145,7 +149,7 @@ class IdWriter:
         self.generation_ends: list[int] = []
         """Ids written up to the end of each spilled generation."""
         self.written = 0
-        self.words: pa.Array | None = None
+        self.words: pa.Array | pa.ChunkedArray | None = None
         """The immutables by global id, once :meth:`merge` has run."""
         self.docs: list[int] = []
         self.sizes: list[int] = []
@@ -202,21 +206,11 @@ class IdWriter:
             self.words = pa.array(list(self.vocabulary), pa.large_string())
             self._new_vocabulary()
             return False
-        self._spill()  # the last generation; the dict is freed before the hash table is built
+        self._spill()  # the last generation; the dict is freed before the hash tables are built
         sources = [pa.memory_map(str(path)) for path in self.generations]
-        strings = [pa.ipc.open_file(source).read_all().column(0) for source in sources]
-        encoded = pa.chunked_array([chunk for column in strings for chunk in column.chunks],
-                                   pa.large_string()).dictionary_encode()
+        strings = [pa.ipc.open_file(source).get_batch(0).column(0) for source in sources]  # zero-copy
+        maps, self.words = _global_ids(strings, -(-2 * sum(map(len, strings)) // max(self.vocabulary_entries, 1)))
         del strings
-        maps, at = [], 0
-        for source in sources:
-            chunks = pa.ipc.open_file(source).num_record_batches
-            maps.append(np.concatenate([np.zeros(0, np.uint32)] + [
-                chunk.indices.to_numpy(zero_copy_only=False).astype(np.uint32)
-                for chunk in encoded.chunks[at:at + chunks]]))
-            at += chunks
-        self.words = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.large_string())
-        del encoded
         local = np.memmap(self.path, np.uint32, mode="r") if self.written else np.zeros(0, np.uint32)
         merged = self.path.with_name(self.path.name + ".global")
         with open(merged, "wb") as out:
@@ -225,11 +219,12 @@ class IdWriter:
                 for first in range(start, end, CHUNK_IDS):
                     local_to_global[local[first:min(first + CHUNK_IDS, end)]].tofile(out)
                 start = end
-        del local
+        del local, maps
         merged.replace(self.path)
         for source, path in zip(sources, self.generations):
             source.close()
             path.unlink()
+        pa.default_memory_pool().release_unused()  # the hash tables' memory, which the pool keeps
         return True
 
     def set_keys(self) -> list[int]:
@@ -258,6 +253,45 @@ class IdWriter:
         ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
         assert self.words is not None
         return PageIds(docs, starts, ids, self.words)
+
+
+def _global_ids(generations: list[pa.Array], parts: int) -> tuple[list[np.ndarray], pa.ChunkedArray]:
+    """One id per distinct string of ``generations`` (string arrays, each without repeats):
+    each generation's map from its positions to the global ids, and the strings by global id.
+    Arrow dictionary-encodes the strings ``parts`` slices at a time (a slice: the strings of a
+    hash of their bytes), so that its hash table holds a slice's distinct strings, not all."""
+    part_of = [_part(strings, parts) for strings in generations]
+    maps = [np.zeros(len(strings), np.uint32) for strings in generations]
+    dictionaries: list[pa.Array] = []
+    base = 0
+    for part in range(parts):
+        at = [np.flatnonzero(of == part) for of in part_of]
+        encoded = pa.concat_arrays([strings.take(where) for strings, where in zip(generations, at)]
+                                   ).dictionary_encode()
+        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.uint32) + np.uint32(base)
+        first = 0
+        for where, local_to_global in zip(at, maps):
+            local_to_global[where] = indices[first:first + len(where)]
+            first += len(where)
+        dictionaries.append(encoded.dictionary)
+        base += len(encoded.dictionary)
+    return maps, pa.chunked_array(dictionaries, pa.large_string())
+
+
+def _part(strings: pa.Array, parts: int) -> np.ndarray:
+    """A hash of each string's length and first, middle and last bytes, modulo ``parts`` (equal
+    strings, equal parts; no hash seed)."""
+    offsets = np.frombuffer(strings.buffers()[1], np.int64)[strings.offset:strings.offset + len(strings) + 1]
+    data = np.frombuffer(strings.buffers()[2], np.uint8) if strings.buffers()[2] is not None \
+        else np.zeros(0, np.uint8)
+    lengths = offsets[1:] - offsets[:-1]
+    filled = lengths > 0
+    key = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for at in (offsets[:-1], offsets[:-1] + lengths // 2, offsets[1:] - 1):
+        byte = np.zeros(len(lengths), np.uint64)
+        byte[filled] = data[at[filled]]
+        key = (key ^ byte) * np.uint64(0x100000001B3)
+    return ((key >> np.uint64(29)) % np.uint64(parts)).astype(np.int64)
 
 
 def _row_major(ids: np.ndarray, sizes: np.ndarray, words: int) -> np.ndarray:
