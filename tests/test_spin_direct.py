@@ -12,6 +12,7 @@ from itertools import combinations, count
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from test_spin import _brute_force, _demo_dictionary, _random_sets, _reference_pairs
 from test_spin_candidate_batches import _corpus
@@ -153,6 +154,24 @@ def test_generations_give_the_one_dicts_ids(tmp_path, seed, entries):
     assert [keys_one.index(k) for k in keys_one] == first == [keys_generations.index(k) for k in keys_generations]
     assert len(set(first)) < len(first)
     assert sorted(path.name for path in (tmp_path / "generations").iterdir()) == ["ids.u32"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_order_by_df_is_rank_order(seed):
+    """The direct engine's order of the shared immutables, a df at a time, is the pair job's
+    ``rank_order`` of (df, immutable): random dfs (many ties), strings of odd code points."""
+    from spamflow_spin.direct import _order_by_df
+    from spamflow_spin.mr_candidate_pairs import rank_order
+
+    rng = np.random.default_rng(seed)
+    alphabet = ["a", "b", "z", "é", "\u00ff", "\u0100", "😀", "#", "1"]
+    words = sorted({"".join(rng.choice(alphabet, int(rng.integers(1, 6)))) for _ in range(3000)})
+    rng.shuffle(words)
+    vocabulary = pa.chunked_array([pa.array(words[:1000], pa.large_string()), pa.array(words[1000:], pa.large_string())])
+    ids = np.sort(rng.choice(len(words), len(words) // 2, replace=False))
+    df = rng.integers(2, 12, len(ids))
+    expected = rank_order(df, pa.array([words[i] for i in ids.tolist()], pa.large_string()))
+    assert np.array_equal(_order_by_df(df, ids, vocabulary), expected)
 
 
 def test_verify_direct_equals_the_verifier_pair_by_pair_in_blocks(tmp_path):

@@ -11,7 +11,8 @@ an integer id once (a dict of the snapshot's distinct immutables, in generations
 
 * ``mr_immutable_frequency``: the document frequencies are a ``bincount`` of the ids;
 * ``mr_candidate_pairs``, step 1's mapper: the global order (df, immutable) is a rank per id
-  (:func:`~spamflow_spin.mr_candidate_pairs.rank_order`, as the mapper ranks its batches); each
+  (:func:`~spamflow_spin.mr_candidate_pairs.rank_order`'s order, as the mapper ranks its
+  batches, here sorted a df at a time); each
   page's shared ranks sorted, its probe prefix (:func:`~spamflow_spin.mr_candidate_pairs.probe_prefixes`,
   the mapper's own) written as ``(rank, doc, n, pos)`` rows to rank-bucket files; its reducer:
   each bucket's posting lists counted by :meth:`~spamflow_spin.mr_candidate_pairs.PairCounts.count_postings`,
@@ -37,22 +38,25 @@ from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from xxhash import xxh3_128_intdigest
 
 from spamflow.bucket_files import BucketFiles
 from spamflow_spin.candidates import Candidates
 from spamflow_spin.dictionary import SynonymDictionary
-from spamflow_spin.mr_candidate_pairs import PairCounts, add_up, candidate_filter, probe_prefixes, rank_order
+from spamflow_spin.mr_candidate_pairs import PairCounts, add_up, candidate_filter, probe_prefixes
 from spamflow_spin.verifier import mutable_overlap
 
 BUCKET_ROWS = 1 << 22
 """Posting entries per rank bucket (20 bytes each on disk; a few copies in memory while its
 pairs are counted)."""
 
-VOCABULARY_ENTRIES = 1 << 23
-"""Distinct immutables numbered by one Python dict (~114 bytes each: ~0.9 GB at 2^23) before
-:class:`IdWriter` writes them to disk and starts a new generation; a snapshot of 5 x 10^4
-pages of the scale benchmark's web has 2.4 M, so one generation, ~23 M at 5 x 10^5."""
+VOCABULARY_ENTRIES = 1 << 22
+"""Distinct immutables numbered by one Python dict (~120 bytes each with their strings: ~0.5 GB
+at 2^22) before :class:`IdWriter` writes them to disk and starts a new generation.  A snapshot
+of 5 x 10^4 pages of the scale benchmark's web has 2.4 M (one generation); at 5 x 10^5 pages
+the dict's high-water mark stays in the process (Python keeps its freed small-object memory
+for reuse), so the cap is also that much less for the steps after (benchmarks/README.md)."""
 
 CHUNK_IDS = 1 << 21
 """Immutable ids handled at a time when counting frequencies and taking prefixes."""
@@ -73,11 +77,14 @@ PAIR = np.dtype([(name, "<i8") for name in PAIR_FIELDS])
 class PageIds:
     """The pages of ``immutables.tsv`` in file order: doc ids, immutable ids (a memory-mapped
     file of uint32, page after page), where each page's start, and the immutables by id (an
-    Arrow string array)."""
+    Arrow string array; :func:`direct_candidates` releases it once it has ordered them)."""
 
     def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray,
                  words: pa.Array | pa.ChunkedArray) -> None:
-        self.docs, self.starts, self.ids, self.words = docs, starts, ids, words
+        self.docs, self.starts, self.ids = docs, starts, ids
+        self.words: pa.Array | pa.ChunkedArray | None = words
+        self.vocabulary = len(words)
+        """How many distinct immutables (ids ``0 .. vocabulary - 1``)."""
         self.by_doc = np.argsort(docs, kind="stable")
 
     def remove(self) -> None:
@@ -113,9 +120,9 @@ class PageIds:
             owner = np.concatenate((pairs, pairs))
             lengths = sizes[rows]
             ids = self.ids[_ranges(self.starts[rows], lengths)].astype(np.int64)
-            key = np.repeat(owner, lengths) * (len(self.words) + 1) + ids
+            key = np.repeat(owner, lengths) * (self.vocabulary + 1) + ids
             key.sort()
-            shared = key[1:][key[1:] == key[:-1]] // (len(self.words) + 1)
+            shared = key[1:][key[1:] == key[:-1]] // (self.vocabulary + 1)
             inter[first:last] = np.bincount(shared, minlength=last - first)
         with np.errstate(invalid="ignore"):
             return np.where(n_a + n_b > 0, inter / np.maximum(n_a + n_b - inter, 1), 0.0)
@@ -150,7 +157,9 @@ class IdWriter:
         """Ids written up to the end of each spilled generation."""
         self.written = 0
         self.words: pa.Array | pa.ChunkedArray | None = None
-        """The immutables by global id, once :meth:`merge` has run."""
+        """The immutables by global id, from :meth:`merge` to :meth:`finish` (which hands them on)."""
+        self.vocabulary_size = 0
+        self.merged = False
         self.docs: list[int] = []
         self.sizes: list[int] = []
         self.held: list[np.ndarray] = []
@@ -197,34 +206,35 @@ class IdWriter:
         """No more pages: the ids file complete, its ids global (one id per distinct immutable
         in every generation) and :attr:`words` set; True if there was more than one generation
         (the ids rewritten)."""
-        if self.words is not None:
+        if self.merged:
             return bool(self.generations)
+        self.merged = True
         np.concatenate([np.zeros(0, np.uint32), *self.held]).tofile(self.out)
         self.held.clear()
         self.out.close()
         if not self.generations:
             self.words = pa.array(list(self.vocabulary), pa.large_string())
+            self.vocabulary_size = len(self.words)
             self._new_vocabulary()
             return False
         self._spill()  # the last generation; the dict is freed before the hash tables are built
         sources = [pa.memory_map(str(path)) for path in self.generations]
         strings = [pa.ipc.open_file(source).get_batch(0).column(0) for source in sources]  # zero-copy
         maps, self.words = _global_ids(strings, -(-2 * sum(map(len, strings)) // max(self.vocabulary_entries, 1)))
+        self.vocabulary_size = len(self.words)
         del strings
-        local = np.memmap(self.path, np.uint32, mode="r") if self.written else np.zeros(0, np.uint32)
-        merged = self.path.with_name(self.path.name + ".global")
-        with open(merged, "wb") as out:
-            start = 0
-            for local_to_global, end in zip(maps, self.generation_ends):
-                for first in range(start, end, CHUNK_IDS):
-                    local_to_global[local[first:min(first + CHUNK_IDS, end)]].tofile(out)
-                start = end
-        del local, maps
-        merged.replace(self.path)
         for source, path in zip(sources, self.generations):
             source.close()
             path.unlink()
         pa.default_memory_pool().release_unused()  # the hash tables' memory, which the pool keeps
+        merged = self.path.with_name(self.path.name + ".global")
+        with open(self.path, "rb") as local, open(merged, "wb") as out:  # read, not mapped: no file pages held
+            start = 0
+            for local_to_global, end in zip(maps, self.generation_ends):
+                for first in range(start, end, CHUNK_IDS):
+                    local_to_global[np.fromfile(local, np.uint32, min(CHUNK_IDS, end - first))].tofile(out)
+                start = end
+        merged.replace(self.path)
         return True
 
     def set_keys(self) -> list[int]:
@@ -234,8 +244,8 @@ class IdWriter:
         ids = np.memmap(self.path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
         keys: list[int] = []
         for first, last in _chunks(starts, CHUNK_IDS):
-            chunk = np.sort(_row_major(ids[starts[first]:starts[last]], sizes[first:last], len(self.words)))
-            chunk = (chunk % max(len(self.words), 1)).astype(np.uint32)
+            chunk = np.sort(_row_major(ids[starts[first]:starts[last]], sizes[first:last], self.vocabulary_size))
+            chunk = (chunk % max(self.vocabulary_size, 1)).astype(np.uint32)
             offsets = (starts[first:last + 1] - starts[first]).tolist()
             keys += [xxh3_128_intdigest(chunk[a:b].tobytes()) for a, b in zip(offsets[:-1], offsets[1:])]
         return keys
@@ -251,8 +261,9 @@ class IdWriter:
             docs, sizes = docs[rows], sizes[rows]
         starts = _starts(sizes)
         ids = np.memmap(path, np.uint32, mode="r") if starts[-1] else np.zeros(0, np.uint32)
-        assert self.words is not None
-        return PageIds(docs, starts, ids, self.words)
+        words, self.words = self.words, None  # held by the pages only: released with them
+        assert words is not None
+        return PageIds(docs, starts, ids, words)
 
 
 def _global_ids(generations: list[pa.Array], parts: int) -> tuple[list[np.ndarray], pa.ChunkedArray]:
@@ -347,16 +358,23 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     """:func:`~spamflow_spin.candidates.find_candidates`'s result for ``pages`` (the jobs'
     input lines read by :func:`read_immutables`, or the stage's :class:`IdWriter`), computed in
     this process (scratch files in ``scratch``)."""
-    words = len(pages.words)
+    words = pages.vocabulary
     df = np.zeros(words, np.int64)
     for first in range(0, len(pages.ids), max(CHUNK_IDS, words)):  # O(ids + words), not chunks x words
         df += np.bincount(pages.ids[first:first + max(CHUNK_IDS, words)], minlength=words)
     shared_ids = np.flatnonzero(df >= 2)
-    order = rank_order(df[shared_ids], pages.words.take(shared_ids))
-    rank = np.full(words, -1, np.int64)
-    rank[shared_ids[order]] = np.arange(len(shared_ids))
+    shared_df = df[shared_ids]
+    del df
+    if pages.words is None:
+        raise ValueError("the pages' immutables were released by an earlier direct_candidates")
+    order = _order_by_df(shared_df, shared_ids, pages.words)
+    pages.words = None  # only the ranks from here (~0.5 GB of strings at 5 x 10^5 pages a snapshot)
+    small = np.int32 if len(shared_ids) < 1 << 31 else np.int64
+    rank = np.full(words, -1, small)
+    rank[shared_ids[order]] = np.arange(len(shared_ids), dtype=small)
     ranks = len(shared_ids)
-    kept_ranks = int((df[shared_ids] <= max_pages).sum())  # (df, immutable) order: the dropped ones last
+    kept_ranks = int((shared_df <= max_pages).sum())  # (df, immutable) order: the dropped ones last
+    del shared_ids, shared_df, order
     # pages counted by dense ranks of their doc ids (same order, same pairs): PairCounts then
     # sorts one packed int64 key instead of lexsorting 64-bit doc ids
     doc_of, doc_rank = np.unique(pages.docs, return_inverse=True)
@@ -383,6 +401,20 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
         pairs += zip(doc_of[a[kept]].tolist(), doc_of[b[kept]].tolist())
         pruned += int(dropped.sum())
     return Candidates(sorted(pairs), ranks, ranks - kept_ranks, prefix_dropped, counts.counted, pruned)
+
+
+def _order_by_df(df: np.ndarray, ids: np.ndarray, words: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """``rank_order(df, words.take(ids))`` (the indices of ``ids`` in the order (df, immutable)),
+    the strings taken and sorted one df at a time: memory for the largest group of equal df,
+    not for every shared immutable's string and a table sort over them all."""
+    order = np.argsort(df, kind="stable")
+    ordered = df[order]
+    bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]).tolist()
+    for first, last in zip(bounds[:-1], bounds[1:]):
+        if last - first > 1:
+            group = order[first:last]
+            order[first:last] = group[pc.sort_indices(words.take(ids[group])).to_numpy()]
+    return order
 
 
 def _hold(held: BucketFiles, counts: tuple[np.ndarray, ...], doc_of: np.ndarray) -> None:
