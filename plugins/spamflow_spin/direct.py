@@ -30,6 +30,7 @@ The result is the jobs' own, pair for pair and count for count (tests/test_spin_
 
 from __future__ import annotations
 
+import mmap
 from collections import defaultdict
 from collections.abc import Container, Iterator, Sequence
 from itertools import count
@@ -94,6 +95,13 @@ class PageIds:
         if path is not None:
             Path(path).unlink()
 
+    def drop_pages(self) -> None:
+        """The ids file's pages read so far out of this process's memory (they count in its
+        RSS while mapped; the file is read again from the page cache or disk when needed)."""
+        mapped = getattr(self.ids, "_mmap", None)
+        if mapped is not None:
+            mapped.madvise(mmap.MADV_DONTNEED)
+
     @property
     def sizes(self) -> np.ndarray:
         return np.diff(self.starts)
@@ -124,6 +132,7 @@ class PageIds:
             key.sort()
             shared = key[1:][key[1:] == key[:-1]] // (self.vocabulary + 1)
             inter[first:last] = np.bincount(shared, minlength=last - first)
+            self.drop_pages()
         with np.errstate(invalid="ignore"):
             return np.where(n_a + n_b > 0, inter / np.maximum(n_a + n_b - inter, 1), 0.0)
 
@@ -362,6 +371,7 @@ def direct_candidates(pages: PageIds, scratch: Path, *, threshold: float, max_pa
     df = np.zeros(words, np.int64)
     for first in range(0, len(pages.ids), max(CHUNK_IDS, words)):  # O(ids + words), not chunks x words
         df += np.bincount(pages.ids[first:first + max(CHUNK_IDS, words)], minlength=words)
+    pages.drop_pages()
     shared_ids = np.flatnonzero(df >= 2)
     shared_df = df[shared_ids]
     del df
@@ -453,6 +463,7 @@ def _prefixes(pages: PageIds, doc_rank: np.ndarray, rank: np.ndarray, ranks: int
                        n=np.repeat(n, emitted),
                        pos=np.repeat(n - shared_n, emitted) + within)  # the df-1 immutables come first
     buckets.close()
+    pages.drop_pages()
     return dropped_pages
 
 
