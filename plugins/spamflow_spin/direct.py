@@ -66,7 +66,7 @@ MUTABLE_PAGES = 200_000
 """Pages whose mutables (their ``partitions.tsv`` text, ~1 KB a page) are held at a time by the
 verifier; more pages in pairs at or above t: more passes over the file."""
 
-FLUSH_PAIRS = 1 << 22
+FLUSH_PAIRS = 1 << 21
 """Distinct pairs counted in memory before they go to the pair-bucket files (40 bytes each, a
 few copies while they are added up), as the job's reducer flushes at ``--flush-at``."""
 
@@ -81,9 +81,9 @@ class PageIds:
     Arrow string array; :func:`direct_candidates` releases it once it has ordered them)."""
 
     def __init__(self, docs: np.ndarray, starts: np.ndarray, ids: np.ndarray,
-                 words: pa.Array | pa.ChunkedArray) -> None:
+                 words: pa.Array) -> None:
         self.docs, self.starts, self.ids = docs, starts, ids
-        self.words: pa.Array | pa.ChunkedArray | None = words
+        self.words: pa.Array | None = words
         self.vocabulary = len(words)
         """How many distinct immutables (ids ``0 .. vocabulary - 1``)."""
         self.by_doc = np.argsort(docs, kind="stable")
@@ -165,7 +165,7 @@ class IdWriter:
         self.generation_ends: list[int] = []
         """Ids written up to the end of each spilled generation."""
         self.written = 0
-        self.words: pa.Array | pa.ChunkedArray | None = None
+        self.words: pa.Array | None = None
         """The immutables by global id, from :meth:`merge` to :meth:`finish` (which hands them on)."""
         self.vocabulary_size = 0
         self.merged = False
@@ -229,12 +229,14 @@ class IdWriter:
         self._spill()  # the last generation; the dict is freed before the hash tables are built
         sources = [pa.memory_map(str(path)) for path in self.generations]
         strings = [pa.ipc.open_file(source).get_batch(0).column(0) for source in sources]  # zero-copy
-        maps, self.words = _global_ids(strings, -(-2 * sum(map(len, strings)) // max(self.vocabulary_entries, 1)))
-        self.vocabulary_size = len(self.words)
+        maps, slices = _global_ids(strings, -(-2 * sum(map(len, strings)) // max(self.vocabulary_entries, 1)))
         del strings
         for source, path in zip(sources, self.generations):
             source.close()
             path.unlink()
+        self.words = pa.concat_arrays(slices.chunks) if slices.num_chunks else pa.array([], pa.large_string())
+        del slices  # one array: a take from a chunked array combines its chunks first, at every call
+        self.vocabulary_size = len(self.words)
         pa.default_memory_pool().release_unused()  # the hash tables' memory, which the pool keeps
         merged = self.path.with_name(self.path.name + ".global")
         with open(self.path, "rb") as local, open(merged, "wb") as out:  # read, not mapped: no file pages held
