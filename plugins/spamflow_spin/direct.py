@@ -317,8 +317,8 @@ def _part(strings: pa.Array, parts: int) -> np.ndarray:
 
 
 def _row_major(ids: np.ndarray, sizes: np.ndarray, words: int) -> np.ndarray:
-    """Each id as ``row * words + id`` (row: its page within ``sizes``): sorted, the pages'
-    ids sorted within each page."""
+    """Each id as ``row * words + id`` (row: its page within ``sizes``), so that one sort puts
+    every page's ids in order, page after page."""
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes) * max(words, 1) + ids
 
 
