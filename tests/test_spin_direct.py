@@ -12,6 +12,7 @@ from itertools import combinations, count
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from test_spin import _brute_force, _demo_dictionary, _random_sets, _reference_pairs
 from test_spin_candidate_batches import _corpus
@@ -63,6 +64,12 @@ def test_direct_candidates_equal_the_jobs_on_planted_near_copies(tmp_path, seed,
     assert direct_candidates(read_immutables(lines, scratch), scratch, threshold=t, max_pages=max_pages,
                              min_shared=k) == jobs
     assert sorted(path.name for path in scratch.iterdir()) == ["ids.u32"]  # bucket files removed
+    monkeypatch.setattr(direct, "VOCABULARY_ENTRIES", 40)  # the immutables numbered in generations
+    scratch = tmp_path / "generations"
+    scratch.mkdir()
+    pages = read_immutables(lines, scratch)
+    assert direct_candidates(pages, scratch, threshold=t, max_pages=max_pages, min_shared=k) == jobs
+    assert sorted(path.name for path in scratch.iterdir()) == ["ids.u32"]  # generation files removed
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -87,6 +94,9 @@ def test_direct_jaccard_equals_the_definition(tmp_path, monkeypatch):
     expected = [jaccard(docs[x], docs[y]) for x, y in pairs]
     assert pages.jaccard(a, b).tolist() == expected  # floats equal, not close
     assert pages.jaccard(a, b, block=50).tolist() == expected
+    monkeypatch.setattr(direct, "VOCABULARY_ENTRIES", 25)
+    (tmp_path / "generations").mkdir()
+    assert read_immutables(lines, tmp_path / "generations").jaccard(a, b).tolist() == expected
     with pytest.raises(ValueError, match="page 5 has no line"):
         pages.jaccard(np.array([5]), a[:1])
 
@@ -111,6 +121,57 @@ def test_id_writer_keeps_the_pages_asked_for(tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="no line"):
         pages.jaccard(np.array([min(set(docs) - keep)]), a[:1])
+
+
+@pytest.mark.parametrize("seed, entries", [(11, 1), (12, 30), (13, 200)])
+def test_generations_give_the_one_dicts_ids(tmp_path, seed, entries):
+    """Random pages whose immutables recur across generations (a small shared vocabulary and a
+    long tail): numbered in generations of ``entries`` distinct immutables, then merged, the
+    pages hold the same immutable strings as with one dict, one global id per string, and the
+    pages of equal sets (only those) get equal keys."""
+    rng = random.Random(seed)
+    common = [f"w{i}" for i in range(60)]
+    pages = [(doc, rng.sample(common, rng.randint(0, 12)) + [f"t{doc}-{j}" for j in range(rng.randint(0, 4))])
+             for doc in range(300)]
+    pages += [(1000 + doc, list(reversed(items))) for doc, items in pages[:40]]  # the same sets, later
+    writers = {}
+    for name, cap in (("one", None), ("generations", entries)):
+        (tmp_path / name).mkdir()
+        writer = writers[name] = IdWriter(tmp_path / name / "ids.u32", vocabulary_entries=cap)
+        for doc, items in pages:
+            writer.add(doc, items)
+        assert writer.merge() == (name == "generations")
+    one, generations = writers["one"], writers["generations"]
+    assert len(generations.generations) > 2 or entries == 200 and len(generations.generations) >= 2
+    keys_one, keys_generations = one.set_keys(), generations.set_keys()
+    expected, got = one.finish(), generations.finish()
+    words = got.words.to_pylist()
+    assert sorted(words) == sorted(expected.words.to_pylist()) and len(set(words)) == len(words)  # one id a string
+    assert [[words[i] for i in got.ids[a:b]] for a, b in zip(got.starts[:-1], got.starts[1:])] == \
+        [items for _, items in pages]
+    sets = [frozenset(items) for _, items in pages]
+    first = [sets.index(s) for s in sets]  # each page's first page of the same set
+    assert [keys_one.index(k) for k in keys_one] == first == [keys_generations.index(k) for k in keys_generations]
+    assert len(set(first)) < len(first)
+    assert sorted(path.name for path in (tmp_path / "generations").iterdir()) == ["ids.u32"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_order_by_df_is_rank_order(seed):
+    """The direct engine's order of the shared immutables, a df at a time, is the pair job's
+    ``rank_order`` of (df, immutable): random dfs (many ties), strings of odd code points."""
+    from spamflow_spin.direct import _order_by_df
+    from spamflow_spin.mr_candidate_pairs import rank_order
+
+    rng = np.random.default_rng(seed)
+    alphabet = ["a", "b", "z", "é", "\u00ff", "\u0100", "😀", "#", "1"]
+    words = sorted({"".join(rng.choice(alphabet, int(rng.integers(1, 6)))) for _ in range(3000)})
+    rng.shuffle(words)
+    vocabulary = pa.chunked_array([pa.array(words[:1000], pa.large_string()), pa.array(words[1000:], pa.large_string())])
+    ids = np.sort(rng.choice(len(words), len(words) // 2, replace=False))
+    df = rng.integers(2, 12, len(ids))
+    expected = rank_order(df, pa.array([words[i] for i in ids.tolist()], pa.large_string()))
+    assert np.array_equal(_order_by_df(df, ids, vocabulary), expected)
 
 
 def test_verify_direct_equals_the_verifier_pair_by_pair_in_blocks(tmp_path):
@@ -183,13 +244,15 @@ def test_stable_order_equals_a_stable_argsort():
         assert np.array_equal(order, np.argsort(key, kind="stable")) and np.array_equal(ordered, key[order])
 
 
-@pytest.mark.parametrize("seed, phrase_match", [(1, "longest"), (2, "paper"), (3, "longest")])
-def test_one_pass_articles_equal_the_spooled_ones(tmp_path, seed, phrase_match, monkeypatch):
+@pytest.mark.parametrize("seed, phrase_match, entries", [(1, "longest", None), (2, "paper", None),
+                                                        (3, "longest", None), (4, "longest", 60),
+                                                        (5, "paper", 150)])
+def test_one_pass_articles_equal_the_spooled_ones(tmp_path, seed, phrase_match, entries, monkeypatch):
     """The direct engine's single pass (no spool file; each text under its first page, relabelled
     to its smallest doc id afterwards; groups keyed by sorted ids) against the two passes the jobs
     use: the same partitions.tsv byte for byte, duplicate pairs, groups and counts, with pages in
     random order so that a text's first page is often not its representative, and with texts of
-    one immutable or none among them."""
+    one immutable or none among them; also with the immutables numbered in generations."""
     from test_spin import _copies_corpus
 
     pages = _copies_corpus(seed)
@@ -200,8 +263,10 @@ def test_one_pass_articles_equal_the_spooled_ones(tmp_path, seed, phrase_match, 
     assert any(docs[0] != min(docs) for docs in first.values())  # a text to relabel
     d, params = _demo_dictionary(), SpinParams.model_validate({**PARAMS, "phrase_match": phrase_match})
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
-    if seed == 3:
+    if seed >= 3:
         monkeypatch.setattr(streaming, "BATCH_WORDS", 50)  # texts partitioned a few at a time
+    if entries is not None:
+        monkeypatch.setattr(direct, "VOCABULARY_ENTRIES", entries)  # a new generation every few batches
     spooled_counts, once_counts = Counter(), Counter()
     spooled = _articles_spooled(iter(pages), d, params, tmp_path / "a", tmp_path / "a" / "p.tsv", spooled_counts)
     writer = IdWriter(tmp_path / "b" / "ids.u32")
@@ -210,21 +275,55 @@ def test_one_pass_articles_equal_the_spooled_ones(tmp_path, seed, phrase_match, 
     assert once[0] == spooled[0] and once[0]  # duplicate pairs, in order
     assert sorted(map(sorted, once[1].values())) == sorted(map(sorted, spooled[1].values()))
     assert once_counts == spooled_counts and once_counts["skipped_one_immutable_or_less"] > 0
+    assert (len(writer.generations) > 2) == (entries is not None)
     ids = writer.finish()
     lines = (tmp_path / "a" / "p.tsv").read_text().splitlines()
     assert ids.docs.tolist() == [int(line.split("\t")[1]) for line in lines]  # relabelled as the file
-    assert [[ids.words[i] for i in ids.ids[a:b]] for a, b in zip(ids.starts[:-1], ids.starts[1:])] \
+    words = ids.words.to_pylist()
+    assert [[words[i] for i in ids.ids[a:b]] for a, b in zip(ids.starts[:-1], ids.starts[1:])] \
         == [line.split("\t")[2].split() for line in lines]
     assert list(tmp_path.glob("*/texts.tsv")) == []
 
 
+def test_equal_sets_in_two_generations_are_one_group(tmp_path, monkeypatch):
+    """Two texts with the same immutable set (the same words in another order), the second
+    numbered in a later generation (other ids for the same strings): one group, as the spooled
+    pass finds it; a third text with one immutable more is not in it."""
+    from spamflow_spin.detector import Page
+
+    d, params = _demo_dictionary(), SpinParams.model_validate(PARAMS)
+    base = ["zebra", "quartz", "violin", "harbor", "meadow", "lantern"]
+    filler = [[f"f{page}x{i}" for i in range(20)] for page in range(6)]
+    texts = [base, *filler[:3], list(reversed(base)), *filler[3:], base + ["copper"]]
+    pages = [Page(10 + i, f"http://h{i}/", f"h{i}", f"h{i}", [], words) for i, words in enumerate(texts)]
+    monkeypatch.setattr(streaming, "BATCH_WORDS", 20)  # about a page a batch
+    monkeypatch.setattr(direct, "VOCABULARY_ENTRIES", 30)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    spooled = _articles_spooled(iter(pages), d, params, tmp_path / "a", tmp_path / "a" / "p.tsv", Counter())
+    local: list[np.ndarray] = []
+    writer = IdWriter(tmp_path / "b" / "ids.u32")
+    add_ids = writer.add_ids
+    writer.add_ids = lambda docs, ids, sizes: (local.append(np.sort(ids)), add_ids(docs, ids, sizes))
+    once = _articles_once(iter(pages), d, params, tmp_path / "b" / "p.tsv", writer, Counter())
+    assert len(writer.generations) >= 2 and not np.array_equal(local[0], local[4])  # other ids, same strings
+    groups = sorted(map(sorted, once[1].values()))
+    assert [10, 14] in groups and [18] in groups
+    assert groups == sorted(map(sorted, spooled[1].values()))
+
+
 @pytest.mark.slow
-def test_direct_engine_gives_the_mapreduce_engines_outputs(tmp_path):
+@pytest.mark.parametrize("entries", [None, 50])
+def test_direct_engine_gives_the_mapreduce_engines_outputs(tmp_path, entries, monkeypatch):
     """The stage on both engines (inline runner), two snapshots of texts spun onto 5-20 hosts,
     verbatim and edited copies and unrelated pages: the same pairs, campaigns, hosts and counts,
-    and the pairs of an exhaustive comparison of every page pair."""
+    and the pairs of an exhaustive comparison of every page pair; also with the immutables
+    numbered in generations of 50 (against the memory engine too)."""
     _page_table(tmp_path / "pages")
     jobs = _run(tmp_path / "pages", tmp_path / "mapreduce", {**PARAMS, "engine": "mapreduce"})
+    if entries is not None:
+        monkeypatch.setattr(direct, "VOCABULARY_ENTRIES", entries)
+        monkeypatch.setattr(streaming, "BATCH_WORDS", 200)
+        _same(_run(tmp_path / "pages", tmp_path / "memory", {**PARAMS, "engine": "memory"}), jobs)
     mine = _run(tmp_path / "pages", tmp_path / "direct", {**PARAMS, "engine": "direct"})
     _same(jobs, mine)
     assert mine[1]["engine_direct_snapshots"] == 2 and "engine_mapreduce_snapshots" not in mine[1]
@@ -252,6 +351,11 @@ def test_auto_picks_direct_above_the_size_on_one_machine():
                   "spark": ["mapreduce", "mapreduce"], "hadoop": ["mapreduce", "mapreduce"]}
     assert spin_engine("mapreduce", RunSettings(runner="local"), 10**6, 100) == "mapreduce"
     assert spin_engine("memory", RunSettings(runner="spark"), 10**6, 100) == "memory"
+    # the default direct_max_words: the 10^6-page scale web's snapshots (2.23 x 10^8 words, measured
+    # at 3.64 GB on direct) run direct, larger ones (not measured) on the jobs
+    default = SpinParams.model_fields["direct_max_words"].default
+    assert [spin_engine("auto", RunSettings(runner="local"), 500_000, 0, words=words, direct_max_words=default)
+            for words in (223_065_858, 3 * 10**8)] == ["direct", "mapreduce"]
 
 
 def test_auto_leaves_direct_above_its_words_for_the_jobs(tmp_path):

@@ -34,8 +34,8 @@ def spin_engine(engine: SpinEngine, settings: RunSettings, size: int, above: int
                 direct_max_words: int | None = None) -> str:
     """The engine a snapshot of ``size`` pages and about ``words`` words runs on: the one asked
     for, or for ``auto`` ``mapreduce`` on a cluster runner (spark, hadoop, emr) or above
-    ``direct_max_words`` words (the direct engine holds the snapshot's distinct immutables in
-    memory), ``direct`` above ``above`` pages, ``memory`` otherwise.
+    ``direct_max_words`` words (the direct engine's merge of its numbering grows with the
+    snapshot's distinct immutables), ``direct`` above ``above`` pages, ``memory`` otherwise.
 
     >>> [spin_engine("auto", RunSettings(runner=r), n, above)
     ...  for r, n, above in (("local", 10, 5000), ("local", 6000, 5000), ("local", 10, 0), ("spark", 10, 0))]
@@ -90,10 +90,11 @@ class SpinParams(ErrorPageParams):
         "engine auto: snapshots with more pages than this use the direct engine, the others memory (0, the "
         "default: direct for every snapshot, the cheaper of the two at every size measured, the demo's "
         "included); on a cluster runner every snapshot uses the MapReduce one"))
-    direct_max_words: int = Field(100_000_000, ge=0, description=(
+    direct_max_words: int = Field(240_000_000, ge=0, description=(
         "engine auto: a snapshot with more words than this (the page table's, estimated from its Parquet "
-        "metadata) uses the MapReduce engine instead of direct, whose memory grows with the snapshot's "
-        "distinct immutables (~25 bytes a word on the scale benchmark's web: 10^8 words, ~3.2 GB)"))
+        "metadata) uses the MapReduce engine instead of direct, whose memory still grows with the snapshot's "
+        "distinct immutables when it merges their numbering's generations (3.64 GB at 2.23 x 10^8 words, the "
+        "scale benchmark's 5 x 10^5-page snapshots; 6.3-7.5 GB there before the generations)"))
     execution_keys: ClassVar[frozenset[str]] = frozenset({"engine", "mapreduce_above", "direct_max_words"})
 
     @field_validator("dictionary")

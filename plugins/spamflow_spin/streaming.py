@@ -141,7 +141,8 @@ def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: 
     id, which is relabelled afterwards where a later copy has a smaller one (the
     representative).  The same ``partitions.tsv``, pairs and groups as
     :func:`_articles_spooled`; equal immutable sets are found by a 128-bit xxh3 of the sorted
-    ids (ids and immutables correspond one to one)."""
+    ids (ids and immutables correspond one to one; if the writer numbered them in more than one
+    generation, the keys are made again from the global ids)."""
     texts: dict[int, list[int]] = {}  # text hash -> its pages, first seen first
     rows: dict[int, int] = {}  # text hash -> its row in ``writer`` (texts of two immutables or more)
     set_keys: list[int] = []  # per row: its immutable set's hash
@@ -155,6 +156,8 @@ def _articles_once(pages: Iterator[Any], dictionary: SynonymDictionary, params: 
                 _partition_batch(batch, dictionary, params, dst, writer, rows, set_keys, counts)
                 batch, held = [], 0
         _partition_batch(batch, dictionary, params, dst, writer, rows, set_keys, counts)
+    if writer.merge():  # ids numbered per generation: the sets' keys again, from the global ids
+        set_keys = writer.set_keys()
     pairs: list[dict[str, Any]] = []
     same_set: dict[int, list[int]] = {}
     relabelled: dict[int, int] = {}  # first page -> representative, where they differ
