@@ -123,16 +123,17 @@ def test_id_writer_keeps_the_pages_asked_for(tmp_path, monkeypatch):
         pages.jaccard(np.array([min(set(docs) - keep)]), a[:1])
 
 
-@pytest.mark.parametrize("seed, entries", [(11, 1), (12, 30), (13, 200)])
-def test_generations_give_the_one_dicts_ids(tmp_path, seed, entries):
+@pytest.mark.parametrize("seed, entries, n", [(11, 1, 80), (12, 30, 300), (13, 200, 300)])
+def test_generations_give_the_one_dicts_ids(tmp_path, seed, entries, n):
     """Random pages whose immutables recur across generations (a small shared vocabulary and a
     long tail): numbered in generations of ``entries`` distinct immutables, then merged, the
     pages hold the same immutable strings as with one dict, one global id per string, and the
-    pages of equal sets (only those) get equal keys."""
+    pages of equal sets (only those) get equal keys.  (A generation a page, ``entries`` 1, on
+    fewer pages: each generation is a file to write and merge.)"""
     rng = random.Random(seed)
     common = [f"w{i}" for i in range(60)]
     pages = [(doc, rng.sample(common, rng.randint(0, 12)) + [f"t{doc}-{j}" for j in range(rng.randint(0, 4))])
-             for doc in range(300)]
+             for doc in range(n)]
     pages += [(1000 + doc, list(reversed(items))) for doc, items in pages[:40]]  # the same sets, later
     writers = {}
     for name, cap in (("one", None), ("generations", entries)):
