@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spamflow_spin.dictionary import SynonymDictionary
+from spamflow_spin.mr_candidate_pairs import packed_key, unpack_key
 from spamflow_spin.partition import ENTRY, PREFIX, PhraseMatch, _word_kinds, longest_entry
 
 
@@ -114,16 +115,18 @@ def partition_batch(docs: Sequence[int], texts: Sequence[Sequence[str]], diction
 
 
 def _stable_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.argsort(key, kind="stable")`` and the sorted keys: when key * len + index fits in
-    an int64 (a batch's (text, word) keys do), those unique keys sorted in place (numpy's
-    vectorised sort, ~2x faster here than the stable argsort's merge sort)."""
-    count = len(key)
-    if not count or int(key.min()) < 0 or (int(key.max()) + 1) * count >= 1 << 63:
+    """``np.argsort(key, kind="stable")`` and the sorted keys: when (key, index) pack into an
+    int64 (:func:`~spamflow_spin.mr_candidate_pairs.packed_key`; a batch's (text, word) keys
+    do), those unique keys sorted in place (numpy's vectorised sort, ~2x faster here than the
+    stable argsort's merge sort)."""
+    packed = packed_key(key, np.arange(len(key)))
+    if packed is None:
         order = np.argsort(key, kind="stable")
         return order, key[order]
-    packed = key * count + np.arange(count)
-    packed.sort()
-    return packed % count, packed // count
+    ordered, widths = packed
+    ordered.sort()
+    key_sorted, order = unpack_key(ordered, widths)
+    return order, key_sorted
 
 
 def _distinct_pairs(word: np.ndarray, k: np.ndarray, distinct: list[str]) -> tuple[np.ndarray, list[str]]:
