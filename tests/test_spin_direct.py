@@ -239,7 +239,7 @@ def test_batch_partition_of_no_words():
 
 def test_stable_order_equals_a_stable_argsort():
     rng = np.random.default_rng(3)
-    for high in (1, 5, 1000, 1 << 40, 1 << 62):  # the last ones do not pack with their index: the argsort itself
+    for high in (1, 5, 1000, 1 << 40, 1 << 62):  # the last one does not pack with its index: the argsort itself
         key = rng.integers(0, high, int(rng.integers(0, 5000)))
         order, ordered = _stable_order(key)
         assert np.array_equal(order, np.argsort(key, kind="stable")) and np.array_equal(ordered, key[order])
